@@ -1,0 +1,179 @@
+// Command prime is a terminal coding agent whose sessions are trees of
+// entries in append-only JSONL files, kept inside the model's context window
+// by compaction and branch summarization.
+//
+// Run "prime help" for the list of commands.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], &app{
+		stdin:  os.Stdin,
+		stdout: os.Stdout,
+		stderr: os.Stderr,
+		getenv: os.Getenv,
+	})
+	stop()
+	os.Exit(code)
+}
+
+// app is what a command may touch of the outside world, so commands run the
+// same in tests as from a shell.
+type app struct {
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+	getenv func(string) string
+}
+
+// command is one subcommand, e.g. "session info".
+type command struct {
+	// name is the words that select the command, e.g. "session info".
+	name string
+	// usage is the argument synopsis shown in help, e.g. "FILE [--json]".
+	usage string
+	// summary is a one-line description.
+	summary string
+	run     func(ctx context.Context, a *app, args []string) error
+}
+
+// commands lists every subcommand. Each is defined in its own file.
+func commands() []*command {
+	return []*command{}
+}
+
+// Exit statuses.
+const (
+	exitOK       = 0 // success
+	exitFailed   = 1 // the operation failed
+	exitBadUsage = 2 // bad usage or bad input
+)
+
+// exitError carries the exit status an error should end the process with.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// usageErrorf reports a mistake in the command line (exit status 2).
+func usageErrorf(format string, args ...any) error {
+	return &exitError{code: exitBadUsage, err: fmt.Errorf(format, args...)}
+}
+
+// badInput marks err as caused by bad input data, such as a file that is
+// not a session (exit status 2).
+func badInput(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &exitError{code: exitBadUsage, err: err}
+}
+
+// run executes one prime invocation and returns its exit status.
+func run(ctx context.Context, args []string, a *app) int {
+	cmds := commands()
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		printHelp(a.stdout, cmds)
+		if len(args) == 0 {
+			return exitBadUsage
+		}
+		return exitOK
+	}
+	cmd, rest := lookup(cmds, args)
+	if cmd == nil {
+		fmt.Fprintf(a.stderr, "prime: unknown command %q; run 'prime help'\n", strings.Join(args[:min(2, len(args))], " "))
+		return exitBadUsage
+	}
+	err := cmd.run(ctx, a, rest)
+	if err == nil {
+		return exitOK
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	fmt.Fprintf(a.stderr, "prime %s: %v\n", cmd.name, err)
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	return exitFailed
+}
+
+// lookup finds the command whose name is the longest prefix of args.
+func lookup(cmds []*command, args []string) (*command, []string) {
+	var best *command
+	bestLen := 0
+	for _, c := range cmds {
+		words := strings.Fields(c.name)
+		if len(words) > len(args) || len(words) <= bestLen {
+			continue
+		}
+		match := true
+		for i, w := range words {
+			if args[i] != w {
+				match = false
+				break
+			}
+		}
+		if match {
+			best, bestLen = c, len(words)
+		}
+	}
+	if best == nil {
+		return nil, nil
+	}
+	return best, args[bestLen:]
+}
+
+func printHelp(w io.Writer, cmds []*command) {
+	fmt.Fprintln(w, "Usage: prime COMMAND [ARGS]")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Commands:")
+	sorted := append([]*command(nil), cmds...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].name < sorted[j].name })
+	for _, c := range sorted {
+		fmt.Fprintf(w, "  prime %-40s %s\n", c.name+" "+c.usage, c.summary)
+	}
+}
+
+// parseFlags parses args with fs, allowing positional arguments before,
+// between and after flags ("prime session info FILE --json"), and returns the
+// positional arguments. "--" ends flag parsing. A parse error is a usage
+// error.
+func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+	fs.SetOutput(io.Discard)
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, usageErrorf("%v", err)
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return positional, nil
+		}
+		if args[0] == "--" {
+			return append(positional, args[1:]...), nil
+		}
+		positional = append(positional, args[0])
+		args = args[1:]
+	}
+}

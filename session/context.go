@@ -1,0 +1,190 @@
+package session
+
+import (
+	"github.com/prime-agent/prime/internal/jsonwire"
+	"github.com/prime-agent/prime/llm"
+)
+
+// Context is what the model sees at one point of the tree.
+type Context struct {
+	// Messages is the conversation in order: the latest compaction's summary
+	// first when there is one, then the kept and later messages.
+	Messages []Message
+	// Entries holds, for each message, the entry it came from (a compaction
+	// entry for the summary).
+	Entries []*Entry
+	// ThinkingLevel is the last thinking level set on the path ("off" when
+	// none was).
+	ThinkingLevel llm.ThinkingLevel
+	// Model is the model last selected or used on the path, or nil.
+	Model *ModelRef
+}
+
+// ModelRef names a model by provider and id.
+type ModelRef struct {
+	Provider string `json:"provider"`
+	ModelID  string `json:"modelId"`
+}
+
+// BuildContext computes what the model sees at the end of path, a root→leaf
+// list of entries (pi's buildSessionContext, latest behaviour):
+//
+//   - the thinking level is the last thinking_level_change on the path, and
+//     the model the last model_change or assistant message;
+//   - without a compaction every entry contributes its context message (see
+//     [ContextMessage]);
+//   - with one, the latest compaction's summary comes first, then the entries
+//     before it starting at its firstKeptEntryId (none when that id is not on
+//     the path), then every entry after it. Older compactions inside the kept
+//     range add nothing: the latest summary already folds them in.
+//
+// It fails only when a message entry on the path cannot be decoded; the
+// error names the entry's line.
+func BuildContext(path []*Entry) (Context, error) {
+	ctx := Context{ThinkingLevel: llm.ThinkingOff}
+	var err error
+	if ctx.ThinkingLevel, ctx.Model, err = pathSettings(path); err != nil {
+		return Context{}, err
+	}
+	latest := -1
+	for i := len(path) - 1; i >= 0; i-- {
+		if path[i].Type == TypeCompaction {
+			latest = i
+			break
+		}
+	}
+
+	add := func(e *Entry) error {
+		m, err := ContextMessage(e)
+		if err != nil || m == nil {
+			return err
+		}
+		ctx.Messages = append(ctx.Messages, m)
+		ctx.Entries = append(ctx.Entries, e)
+		return nil
+	}
+
+	visible := path
+	if latest >= 0 {
+		c := path[latest]
+		if err := add(c); err != nil {
+			return Context{}, err
+		}
+		visible = path[latest+1:]
+		if kept := KeptStart(path, latest); kept >= 0 {
+			for _, e := range path[kept:latest] {
+				if e.Type == TypeCompaction {
+					continue
+				}
+				if err := add(e); err != nil {
+					return Context{}, err
+				}
+			}
+		}
+	}
+	if ctx.Messages == nil {
+		ctx.Messages = make([]Message, 0, len(visible))
+		ctx.Entries = make([]*Entry, 0, len(visible))
+	}
+	for _, e := range visible {
+		if err := add(e); err != nil {
+			return Context{}, err
+		}
+	}
+	return ctx, nil
+}
+
+// pathSettings finds the thinking level and model in force at the end of
+// path: the last thinking_level_change, and the last model_change or
+// assistant message (whichever comes later). Only the entries after the
+// last of each are examined.
+func pathSettings(path []*Entry) (llm.ThinkingLevel, *ModelRef, error) {
+	level := llm.ThinkingOff
+	for i := len(path) - 1; i >= 0; i-- {
+		if path[i].Type == TypeThinkingLevelChange {
+			p, err := path[i].Payload()
+			if err != nil {
+				return "", nil, err
+			}
+			level = p.(*ThinkingLevelChangeEntry).ThinkingLevel
+			break
+		}
+	}
+	for i := len(path) - 1; i >= 0; i-- {
+		switch path[i].Type {
+		case TypeModelChange:
+			p, err := path[i].Payload()
+			if err != nil {
+				return "", nil, err
+			}
+			mc := p.(*ModelChangeEntry)
+			return level, &ModelRef{Provider: mc.Provider, ModelID: mc.ModelID}, nil
+		case TypeMessage:
+			m, err := path[i].Message()
+			if err != nil {
+				return "", nil, err
+			}
+			if a, ok := m.(*llm.AssistantMessage); ok {
+				return level, &ModelRef{Provider: a.Provider, ModelID: a.Model}, nil
+			}
+		}
+	}
+	return level, nil, nil
+}
+
+// KeptStart returns the index in path of the first entry kept by the
+// compaction at path[compaction] (its firstKeptEntryId), or -1 when that
+// entry is not on the path before the compaction.
+func KeptStart(path []*Entry, compaction int) int {
+	p, err := path[compaction].Payload()
+	if err != nil {
+		return -1
+	}
+	c, ok := p.(*CompactionEntry)
+	if !ok || c.FirstKeptEntryID == "" {
+		return -1
+	}
+	for i := 0; i < compaction; i++ {
+		if path[i].ID == c.FirstKeptEntryID {
+			return i
+		}
+	}
+	return -1
+}
+
+// ContextMessage returns the message an entry contributes to the model's
+// context, or nil when it contributes none:
+//
+//   - message: the stored message;
+//   - custom_message: a [CustomMessage] (displayed or not);
+//   - branch_summary with a non-empty summary: a [BranchSummaryMessage];
+//   - compaction: a [CompactionSummaryMessage];
+//   - anything else: nil.
+//
+// Summary and custom messages take the entry's timestamp.
+func ContextMessage(e *Entry) (Message, error) {
+	switch e.Type {
+	case TypeMessage:
+		return e.Message()
+	case TypeCustomMessage, TypeBranchSummary, TypeCompaction:
+	default:
+		return nil, nil
+	}
+	p, err := e.Payload()
+	if err != nil {
+		return nil, err
+	}
+	ts := jsonwire.ISOMillis(e.Timestamp)
+	switch p := p.(type) {
+	case *CustomMessageEntry:
+		return &CustomMessage{CustomType: p.CustomType, Content: p.Content, Display: p.Display, Details: p.Details, Timestamp: ts}, nil
+	case *BranchSummaryEntry:
+		if p.Summary == "" {
+			return nil, nil
+		}
+		return &BranchSummaryMessage{Summary: p.Summary, FromID: p.FromID, Timestamp: ts}, nil
+	case *CompactionEntry:
+		return &CompactionSummaryMessage{Summary: p.Summary, TokensBefore: p.TokensBefore, Timestamp: ts}, nil
+	}
+	return nil, nil
+}

@@ -1,0 +1,403 @@
+package session
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/prime-agent/prime/internal/jsonwire"
+	"github.com/prime-agent/prime/llm"
+)
+
+// Entry types as stored in the "type" field.
+const (
+	TypeSession             = "session" // the header line, not an entry of the tree
+	TypeMessage             = "message"
+	TypeThinkingLevelChange = "thinking_level_change"
+	TypeModelChange         = "model_change"
+	TypeCompaction          = "compaction"
+	TypeBranchSummary       = "branch_summary"
+	TypeCustom              = "custom"
+	TypeCustomMessage       = "custom_message"
+	TypeLabel               = "label"
+	TypeSessionInfo         = "session_info"
+)
+
+// Entry is one line of a session file after the header: a node of the
+// session tree. The four common fields are decoded when the file is read;
+// the rest of the line is kept as raw bytes and decoded on demand with
+// [Entry.Payload] or [Entry.Message], so opening a large session costs little
+// more than reading it, and writing an entry back reproduces its bytes.
+//
+// An Entry is immutable once created and safe for concurrent use.
+type Entry struct {
+	Type string
+	ID   string
+	// ParentID is the id of the entry this one follows, or "" for a root.
+	ParentID string
+	// Timestamp is the ISO-8601 time the entry was appended, as stored.
+	Timestamp string
+	// Line is the 1-based line number in the file the entry was read from,
+	// or 0 for an entry that has not been read from a file.
+	Line int
+
+	raw []byte
+}
+
+// NewEntry makes an entry from one JSON line (without its newline),
+// decoding the common fields. The line is copied. It fails if the line is
+// not a JSON object with a string "type".
+func NewEntry(line []byte) (*Entry, error) {
+	e := &Entry{raw: bytes.Clone(line)}
+	var hasType bool
+	dec := jsonwire.NewDecoder(e.raw)
+	err := jsonwire.ReadObject(dec, func(name string) error {
+		var err error
+		switch name {
+		case "type":
+			hasType = dec.PeekKind() == '"'
+			e.Type, err = jsonwire.ReadString(dec)
+		case "id":
+			e.ID, err = readID(dec)
+		case "parentId":
+			e.ParentID, err = readID(dec)
+		case "timestamp":
+			e.Timestamp, err = readTimestamp(dec)
+		default:
+			err = dec.SkipValue()
+		}
+		return err
+	})
+	if err == nil {
+		if _, extra := dec.ReadToken(); extra != io.EOF {
+			err = fmt.Errorf("data after the entry object")
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !hasType {
+		return nil, fmt.Errorf("entry has no type")
+	}
+	return e, nil
+}
+
+// readID reads an id member: a string, or null (read as ""). Numbers are
+// accepted in their decimal form, since hand-written files use them.
+func readID(dec *jsontext.Decoder) (string, error) {
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return "", err
+	}
+	switch tok.Kind() {
+	case '"':
+		return tok.String(), nil
+	case 'n':
+		return "", nil
+	case '0':
+		return tok.String(), nil
+	default:
+		return "", fmt.Errorf("got %v, want a string", tok.Kind())
+	}
+}
+
+// readTimestamp reads an entry timestamp: an ISO string, or a number of
+// Unix milliseconds, which is converted to ISO form.
+func readTimestamp(dec *jsontext.Decoder) (string, error) {
+	if dec.PeekKind() == '0' {
+		ms, err := jsonwire.ReadMillis(dec)
+		if err != nil {
+			return "", err
+		}
+		return FormatTime(time.UnixMilli(ms)), nil
+	}
+	return jsonwire.ReadString(dec)
+}
+
+// Raw returns the entry's JSON line as stored, without the newline. It must
+// not be modified.
+func (e *Entry) Raw() []byte { return e.raw }
+
+// Millis returns the entry's timestamp in Unix milliseconds, or 0 when it
+// does not parse.
+func (e *Entry) Millis() int64 { return jsonwire.ISOMillis(e.Timestamp) }
+
+// FormatTime formats t as entries store it: ISO-8601 UTC with milliseconds,
+// e.g. 2025-12-03T14:00:00.000Z (JavaScript's toISOString).
+func FormatTime(t time.Time) string {
+	return t.UTC().Format("2006-01-02T15:04:05.000Z")
+}
+
+// Payload is the type-specific part of an entry. Each entry type has one:
+// [*MessageEntry], [*CompactionEntry], and so on; [*UnknownEntry] stands for
+// types Prime does not know.
+type Payload interface {
+	// EntryType is the "type" the payload is stored under.
+	EntryType() string
+}
+
+// MessageEntry is a stored conversation message.
+type MessageEntry struct {
+	Message Message
+}
+
+// ThinkingLevelChangeEntry records a change of the reasoning level.
+type ThinkingLevelChangeEntry struct {
+	ThinkingLevel llm.ThinkingLevel `json:"thinkingLevel"`
+}
+
+// ModelChangeEntry records a switch to another model.
+type ModelChangeEntry struct {
+	Provider string `json:"provider"`
+	ModelID  string `json:"modelId"`
+}
+
+// CompactionEntry replaces the history before it with a summary. The model
+// sees the summary, then the entries from FirstKeptEntryID up to the
+// compaction, then everything after it.
+type CompactionEntry struct {
+	Summary          string `json:"summary"`
+	FirstKeptEntryID string `json:"firstKeptEntryId"`
+	TokensBefore     int    `json:"tokensBefore"`
+	// Details is implementation data: for Prime's and pi's own summaries
+	// {"readFiles": [...], "modifiedFiles": [...]}; a hook's own data
+	// otherwise. Nil when absent.
+	Details jsontext.Value `json:"details,omitzero"`
+	// FromHook reports that an extension, not the built-in summarizer,
+	// produced the summary.
+	FromHook bool `json:"fromHook"`
+	// CustomInstructions are the user's /compact instructions, if any.
+	CustomInstructions string `json:"customInstructions,omitzero"`
+	// Usage is what the summary requests cost, when a model made them.
+	Usage *llm.Usage `json:"usage,omitzero"`
+}
+
+// BranchSummaryEntry carries a summary of a branch the user navigated away
+// from, placed where the conversation continues.
+type BranchSummaryEntry struct {
+	// FromID is the entry the user navigated away from (the old leaf).
+	FromID  string         `json:"fromId"`
+	Summary string         `json:"summary"`
+	Details jsontext.Value `json:"details,omitzero"`
+	// FromHook reports that an extension produced the summary.
+	FromHook bool       `json:"fromHook"`
+	Usage    *llm.Usage `json:"usage,omitzero"`
+}
+
+// CustomEntry is extension state. It never reaches the model.
+type CustomEntry struct {
+	CustomType string         `json:"customType"`
+	Data       jsontext.Value `json:"data,omitzero"`
+}
+
+// CustomMessageEntry is an extension's message. The model sees it as a user
+// message even when it is not displayed.
+type CustomMessageEntry struct {
+	CustomType string
+	Content    []llm.Content
+	Display    bool
+	Details    jsontext.Value
+}
+
+// LabelEntry sets (or, with an empty Label, clears) a bookmark on an entry.
+type LabelEntry struct {
+	TargetID string `json:"targetId"`
+	Label    string `json:"label,omitzero"`
+}
+
+// SessionInfoEntry names the session.
+type SessionInfoEntry struct {
+	Name string `json:"name,omitzero"`
+}
+
+// UnknownEntry is the payload of an entry type Prime does not know; the
+// entry's raw line keeps everything it holds.
+type UnknownEntry struct {
+	Type string
+}
+
+// EntryType reports "message".
+func (*MessageEntry) EntryType() string { return TypeMessage }
+
+// EntryType reports "thinking_level_change".
+func (*ThinkingLevelChangeEntry) EntryType() string { return TypeThinkingLevelChange }
+
+// EntryType reports "model_change".
+func (*ModelChangeEntry) EntryType() string { return TypeModelChange }
+
+// EntryType reports "compaction".
+func (*CompactionEntry) EntryType() string { return TypeCompaction }
+
+// EntryType reports "branch_summary".
+func (*BranchSummaryEntry) EntryType() string { return TypeBranchSummary }
+
+// EntryType reports "custom".
+func (*CustomEntry) EntryType() string { return TypeCustom }
+
+// EntryType reports "custom_message".
+func (*CustomMessageEntry) EntryType() string { return TypeCustomMessage }
+
+// EntryType reports "label".
+func (*LabelEntry) EntryType() string { return TypeLabel }
+
+// EntryType reports "session_info".
+func (*SessionInfoEntry) EntryType() string { return TypeSessionInfo }
+
+// EntryType reports the stored type.
+func (u *UnknownEntry) EntryType() string { return u.Type }
+
+// MarshalJSONTo writes {"message": ...}.
+func (p *MessageEntry) MarshalJSONTo(enc *jsontext.Encoder) error {
+	return jsonwire.WriteObject(enc, func(w *jsonwire.ObjectWriter) {
+		w.Value("message", p.Message)
+	})
+}
+
+// MarshalJSONTo writes the payload in pi's key order.
+func (p *CustomMessageEntry) MarshalJSONTo(enc *jsontext.Encoder) error {
+	return jsonwire.WriteObject(enc, func(w *jsonwire.ObjectWriter) {
+		w.Str("customType", p.CustomType)
+		w.Value("content", p.Content)
+		w.Bool("display", p.Display)
+		w.OptRaw("details", p.Details)
+	})
+}
+
+// UnmarshalJSONFrom reads a custom_message payload.
+func (p *CustomMessageEntry) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	*p = CustomMessageEntry{}
+	return jsonwire.ReadObject(dec, func(name string) error {
+		var err error
+		switch name {
+		case "customType":
+			p.CustomType, err = jsonwire.ReadString(dec)
+		case "content":
+			p.Content, err = llm.DecodeContentList(dec)
+		case "display":
+			p.Display, err = jsonwire.ReadBool(dec)
+		case "details":
+			p.Details, err = jsonwire.ReadOptValue(dec)
+		default:
+			err = dec.SkipValue()
+		}
+		return err
+	})
+}
+
+// Payload decodes the entry's type-specific fields.
+func (e *Entry) Payload() (Payload, error) {
+	var p Payload
+	switch e.Type {
+	case TypeMessage:
+		m, err := e.Message()
+		if err != nil {
+			return nil, err
+		}
+		return &MessageEntry{Message: m}, nil
+	case TypeThinkingLevelChange:
+		p = new(ThinkingLevelChangeEntry)
+	case TypeModelChange:
+		p = new(ModelChangeEntry)
+	case TypeCompaction:
+		p = new(CompactionEntry)
+	case TypeBranchSummary:
+		p = new(BranchSummaryEntry)
+	case TypeCustom:
+		p = new(CustomEntry)
+	case TypeCustomMessage:
+		p = new(CustomMessageEntry)
+	case TypeLabel:
+		p = new(LabelEntry)
+	case TypeSessionInfo:
+		p = new(SessionInfoEntry)
+	default:
+		return &UnknownEntry{Type: e.Type}, nil
+	}
+	if err := json.Unmarshal(e.raw, p, jsonwire.ReadOptions); err != nil {
+		return nil, e.errorf("%s entry: %w", e.Type, err)
+	}
+	return p, nil
+}
+
+// Message decodes the message of a "message" entry.
+func (e *Entry) Message() (Message, error) {
+	if e.Type != TypeMessage {
+		return nil, e.errorf("entry is a %s, not a message", e.Type)
+	}
+	raw, err := e.member("message")
+	if err != nil {
+		return nil, e.errorf("message entry: %w", err)
+	}
+	m, err := DecodeMessage(raw)
+	if err != nil {
+		return nil, e.errorf("%w", err)
+	}
+	return m, nil
+}
+
+// member returns the raw value of a top-level member of the entry's line.
+func (e *Entry) member(name string) (jsontext.Value, error) {
+	dec := jsonwire.NewDecoder(e.raw)
+	var v jsontext.Value
+	err := jsonwire.ReadObject(dec, func(n string) error {
+		if n == name && v == nil {
+			var err error
+			v, err = dec.ReadValue()
+			return err
+		}
+		return dec.SkipValue()
+	})
+	if err != nil {
+		return nil, err
+	}
+	if v == nil {
+		return nil, fmt.Errorf("no %q member", name)
+	}
+	return v, nil
+}
+
+// errorf wraps an error with the entry's position: "line 412 (entry 3f2a9c1d): ...".
+func (e *Entry) errorf(format string, args ...any) error {
+	where := "entry " + e.ID
+	if e.Line > 0 {
+		where = fmt.Sprintf("line %d (entry %s)", e.Line, e.ID)
+	}
+	return fmt.Errorf(where+": "+format, args...)
+}
+
+// EncodeEntry renders an entry line (without the newline): the common fields
+// in pi's order, then the payload's fields. parentID "" is written as null.
+func EncodeEntry(id, parentID, timestamp string, p Payload) ([]byte, error) {
+	body, err := json.Marshal(p)
+	if err != nil {
+		return nil, fmt.Errorf("encoding %s entry: %w", p.EntryType(), err)
+	}
+	if len(body) < 2 || body[0] != '{' {
+		return nil, fmt.Errorf("encoding %s entry: payload is not an object", p.EntryType())
+	}
+	var head bytes.Buffer
+	enc := jsontext.NewEncoder(&head)
+	err = jsonwire.WriteObject(enc, func(w *jsonwire.ObjectWriter) {
+		w.Str("type", p.EntryType())
+		w.Str("id", id)
+		if parentID == "" {
+			w.Null("parentId")
+		} else {
+			w.Str("parentId", parentID)
+		}
+		w.Str("timestamp", timestamp)
+	})
+	if err != nil {
+		return nil, err
+	}
+	line := bytes.TrimRight(head.Bytes(), "\n")
+	line = line[:len(line)-1] // drop the closing brace
+	if len(body) > 2 {
+		line = append(line, ',')
+	}
+	return append(line, body[1:]...), nil
+}
