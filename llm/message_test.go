@@ -8,6 +8,8 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/prime-agent/prime/internal/pifixtures"
 )
 
 // TestPiMessagesRoundTrip decodes every message in pi's own session files and
@@ -16,11 +18,10 @@ import (
 // some tool calls, and empty thinking signatures; Prime writes none of these,
 // so those messages are skipped.)
 func TestPiMessagesRoundTrip(t *testing.T) {
-	for _, name := range []string{"large-session.jsonl", "before-compaction.jsonl"} {
-		path := "../../shared/testdata/pi-sessions/" + name
-		f, err := os.Open(path)
+	for _, name := range []string{pifixtures.LargeSession, pifixtures.BeforeCompaction} {
+		f, err := os.Open(pifixtures.Path(t, name))
 		if err != nil {
-			t.Skipf("pi session files not available: %v", err)
+			t.Fatal(err)
 		}
 		defer f.Close()
 		sc := bufio.NewScanner(f)
