@@ -54,47 +54,50 @@ func (d *keyDef) field() string   { _, f, _ := strings.Cut(d.name, "."); return 
 
 // Names of the keys the getters read.
 const (
-	keyCompactionEnabled     = "compaction.enabled"
-	keyCompactionReserve     = "compaction.reserveTokens"
-	keyCompactionKeepRecent  = "compaction.keepRecentTokens"
-	keyCompactionModel       = "compaction.model"
-	keyBranchReserve         = "branchSummary.reserveTokens"
-	keyBranchSkipPrompt      = "branchSummary.skipPrompt"
-	keyRetryEnabled          = "retry.enabled"
-	keyRetryMaxRetries       = "retry.maxRetries"
-	keyRetryBaseDelay        = "retry.baseDelayMs"
-	keyRetryMaxDelay         = "retry.maxDelayMs"
-	modelOverridesField      = "modelOverrides"
-	hooksKey                 = "hooks"
-	trustedProjectsKey       = "trustedProjects"
-	modelOverridesKeyPrefix  = "compaction.modelOverrides"
-	maxSafeInteger           = 1<<53 - 1 // Number.MAX_SAFE_INTEGER
-	shownValueMax            = 60        // characters of an invalid value quoted in a message
-	defaultReserveTokens     = 16384
-	defaultKeepRecentTokens  = 20000
-	defaultBranchReserve     = 16384
-	defaultRetryMaxRetries   = 3
-	defaultRetryBaseDelayMs  = 2000
-	defaultRetryMaxDelayMs   = 60000
+	keyCompactionEnabled    = "compaction.enabled"
+	keyCompactionReserve    = "compaction.reserveTokens"
+	keyCompactionKeepRecent = "compaction.keepRecentTokens"
+	keyCompactionModel      = "compaction.model"
+	keyBranchReserve        = "branchSummary.reserveTokens"
+	keyBranchSkipPrompt     = "branchSummary.skipPrompt"
+	keyRetryEnabled         = "retry.enabled"
+	keyRetryMaxRetries      = "retry.maxRetries"
+	keyRetryBaseDelay       = "retry.baseDelayMs"
+	keyRetryMaxDelay        = "retry.maxDelayMs"
+)
+
+// Keys that are not plain values.
+const (
+	modelOverridesField     = "modelOverrides"
+	modelOverridesKeyPrefix = "compaction.modelOverrides"
+	hooksKey                = "hooks"
+	trustedProjectsKey      = "trustedProjects"
+	// The fields of a per-model override.
 	overrideReserveTokens    = "reserveTokens"
 	overrideKeepRecentTokens = "keepRecentTokens"
 )
 
-// knownKeys are the settings Prime reads, in the order they are shown.
+const (
+	maxSafeInteger = 1<<53 - 1 // JavaScript's Number.MAX_SAFE_INTEGER
+	shownValueMax  = 60        // characters of an invalid value quoted in a message
+)
+
+// knownKeys are the settings Prime reads, in the order they are shown,
+// with pi's defaults.
 var knownKeys = [...]keyDef{
 	{keyCompactionEnabled, kindBool, true, "compact automatically when the context fills up"},
-	{keyCompactionReserve, kindTokens, defaultReserveTokens, "tokens kept free for the model's reply; compaction starts when the context passes the window minus this"},
-	{keyCompactionKeepRecent, kindTokens, defaultKeepRecentTokens, "tokens of recent conversation kept word for word"},
+	{keyCompactionReserve, kindTokens, 16384, "tokens kept free for the model's reply; compaction starts when the context passes the window minus this"},
+	{keyCompactionKeepRecent, kindTokens, 20000, "tokens of recent conversation kept word for word"},
 	{keyCompactionModel, kindModel, nil, "the model that writes summaries (default: the session's model)"},
-	{keyBranchReserve, kindTokens, defaultBranchReserve, "tokens kept free when summarizing a branch you leave"},
+	{keyBranchReserve, kindTokens, 16384, "tokens kept free when summarizing a branch you leave"},
 	{keyBranchSkipPrompt, kindBool, false, "leave a branch without asking whether to summarize it"},
 	{keyRetryEnabled, kindBool, true, "retry failed model requests"},
-	{keyRetryMaxRetries, kindCount, defaultRetryMaxRetries, "how many times to retry"},
-	{keyRetryBaseDelay, kindMillis, defaultRetryBaseDelayMs, "the first retry's delay; each retry doubles it"},
-	{keyRetryMaxDelay, kindMillis, defaultRetryMaxDelayMs, "the longest delay between retries"},
+	{keyRetryMaxRetries, kindCount, 3, "how many times to retry"},
+	{keyRetryBaseDelay, kindMillis, 2000, "the first retry's delay; each retry doubles it"},
+	{keyRetryMaxDelay, kindMillis, 60000, "the longest delay between retries"},
 }
 
-// overrideFields are the fields of a per-model override, with their kinds.
+// overrideFields are the fields of a per-model override (token counts).
 var overrideFields = [...]string{overrideReserveTokens, overrideKeepRecentTokens}
 
 func lookupDef(name string) *keyDef {

@@ -1,7 +1,6 @@
 package settings
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -44,17 +43,14 @@ type modelOverrides struct {
 // readLayer reads the settings file of a scope. A missing file is an empty
 // layer. A file that cannot be read or parsed, or that does not hold an
 // object, is reported as a broken-file problem and contributes nothing.
-func readLayer(ctx context.Context, scope Scope, file string) (*layer, []Problem) {
-	l := &layer{scope: scope, file: file, plain: map[string]setting{}}
-	if err := ctx.Err(); err != nil {
-		return l, []Problem{{Scope: scope, File: file, Msg: err.Error(), Broken: true}}
-	}
+func readLayer(scope Scope, file string) (*layer, []Problem) {
 	src, err := os.ReadFile(file)
 	if errors.Is(err, fs.ErrNotExist) {
-		return l, nil
+		return &layer{scope: scope, file: file, plain: map[string]setting{}}, nil
 	}
 	if err != nil {
-		return l, []Problem{{Scope: scope, File: file, Msg: "cannot be read: " + unwrapPath(err).Error(), Broken: true}}
+		return &layer{scope: scope, file: file, plain: map[string]setting{}},
+			[]Problem{{Scope: scope, File: file, Msg: "cannot be read: " + unwrapPath(err).Error(), Broken: true}}
 	}
 	return parseLayer(scope, file, src)
 }

@@ -132,7 +132,7 @@ type Options struct {
 	ProjectDir string
 }
 
-// GlobalFile and ProjectFile name the settings files.
+// Where the settings files are, inside the agent and project directories.
 const (
 	fileName      = "settings.json"
 	projectSubdir = ".prime/agent"
@@ -143,7 +143,6 @@ const (
 // change when the files do; writes return a new snapshot. A Settings is
 // safe for concurrent use, and a nil *Settings reads as all defaults.
 type Settings struct {
-	opts        Options
 	agentDir    string
 	projectDir  string
 	globalFile  string
@@ -163,7 +162,7 @@ func Load(ctx context.Context, opts Options) (*Settings, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	s := &Settings{opts: opts}
+	s := &Settings{}
 	dir := opts.AgentDir
 	if dir == "" {
 		var err error
@@ -178,7 +177,7 @@ func Load(ctx context.Context, opts Options) (*Settings, error) {
 	s.agentDir = dir
 	s.globalFile = filepath.Join(dir, fileName)
 	var probs []Problem
-	s.global, probs = readLayer(ctx, Global, s.globalFile)
+	s.global, probs = readLayer(Global, s.globalFile)
 	s.problems = append(s.problems, probs...)
 	if opts.ProjectDir != "" {
 		if s.projectDir, err = filepath.Abs(opts.ProjectDir); err != nil {
@@ -188,7 +187,7 @@ func Load(ctx context.Context, opts Options) (*Settings, error) {
 		// directory itself: one file, read once, as global.
 		if pdir := filepath.Join(s.projectDir, projectSubdir); !sameDir(pdir, s.agentDir) {
 			s.projectFile = filepath.Join(pdir, fileName)
-			s.project, probs = readLayer(ctx, Project, s.projectFile)
+			s.project, probs = readLayer(Project, s.projectFile)
 			s.problems = append(s.problems, probs...)
 		}
 	}
@@ -441,17 +440,14 @@ func (s *Settings) Values(model string) []Value {
 // per-model override, as a command-line flag would be. Per-model override
 // keys cannot be set this way.
 func (s *Settings) WithOverride(key, value string) (*Settings, error) {
-	k, err := parseKey(key)
+	k, _, err := parseSetting(key, value)
 	if err != nil {
-		return nil, fmt.Errorf("settings: %w", err)
+		return nil, err
 	}
 	if k.model != "" {
-		return nil, fmt.Errorf("settings: %s: a per-model override cannot be set at run time; set %s instead", k, k.def.name)
+		return nil, invalid("%s: a per-model override cannot be set at run time; set %s instead", k, k.def.name)
 	}
-	v, _, err := k.parseValue(value)
-	if err != nil {
-		return nil, fmt.Errorf("settings: %w", err)
-	}
+	v, _, _ := k.parseValue(value)
 	c := *s.get()
 	f := &layer{scope: Flag, plain: map[string]setting{}}
 	if c.flag != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -355,8 +356,8 @@ func TestWithOverride(t *testing.T) {
 		{"compaction.nope", "1"},
 		{`compaction.modelOverrides["a/m"].reserveTokens`, "1"},
 	} {
-		if _, err := s.WithOverride(bad[0], bad[1]); err == nil {
-			t.Errorf("WithOverride(%s, %s): no error", bad[0], bad[1])
+		if _, err := s.WithOverride(bad[0], bad[1]); !errors.Is(err, ErrInvalid) {
+			t.Errorf("WithOverride(%s, %s) = %v, want ErrInvalid", bad[0], bad[1], err)
 		}
 	}
 }
@@ -565,5 +566,42 @@ func TestKeys(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Errorf("Keys mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// BenchmarkLoad reads a global file as pi leaves it and a project file.
+func BenchmarkLoad(b *testing.B) {
+	root := b.TempDir()
+	agent, proj := filepath.Join(root, "agent"), filepath.Join(root, "proj")
+	os.MkdirAll(agent, 0o755)
+	os.MkdirAll(filepath.Join(proj, ".prime", "agent"), 0o755)
+	os.WriteFile(filepath.Join(agent, "settings.json"), []byte(piSettings), 0o644)
+	os.WriteFile(filepath.Join(proj, ".prime", "agent", "settings.json"),
+		[]byte(`{"compaction": {"keepRecentTokens": 30000, "modelOverrides": {"openai/gpt-5": {"reserveTokens": 32768}}}, "hooks": [{"event": "session_compact", "command": "./h"}]}`), 0o644)
+	ctx := context.Background()
+	for b.Loop() {
+		s, err := Load(ctx, Options{AgentDir: agent, ProjectDir: proj})
+		if err != nil {
+			b.Fatal(err)
+		}
+		_ = s.Compaction("openai/gpt-5")
+	}
+}
+
+// BenchmarkSet is one locked, atomic write of one key.
+func BenchmarkSet(b *testing.B) {
+	agent := b.TempDir()
+	os.WriteFile(filepath.Join(agent, "settings.json"), []byte(piSettings), 0o644)
+	ctx := context.Background()
+	s, err := Load(ctx, Options{AgentDir: agent})
+	if err != nil {
+		b.Fatal(err)
+	}
+	v := false
+	for b.Loop() {
+		v = !v
+		if s, err = s.Set(ctx, Global, "compaction.enabled", strconv.FormatBool(v)); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -21,6 +21,22 @@ import (
 // replaces a file it cannot understand.
 var ErrBrokenFile = errors.New("the settings file is broken")
 
+// ErrInvalid reports a key Prime does not know or a value that key does not
+// accept, given to Set, Unset or WithOverride.
+var ErrInvalid = errors.New("invalid setting")
+
+// invalidError is a message that matches ErrInvalid without repeating it.
+type invalidError struct{ err error }
+
+func (e *invalidError) Error() string        { return e.err.Error() }
+func (e *invalidError) Unwrap() error        { return e.err }
+func (e *invalidError) Is(target error) bool { return target == ErrInvalid }
+
+// invalid wraps a message about bad input as ErrInvalid.
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("settings: %w", &invalidError{fmt.Errorf(format, args...)})
+}
+
 // lockWait bounds the wait for another writer's lock. A stale lock (its
 // holder died) is broken after lockdir.Stale, so this is long enough to get
 // past one.
@@ -34,13 +50,9 @@ const lockWait = lockdir.Stale + 5*time.Second
 // lock (pi's protocol) and replaces the file atomically; a file that does
 // not parse is never written (the error wraps [ErrBrokenFile]).
 func (s *Settings) Set(ctx context.Context, scope Scope, key, value string) (*Settings, error) {
-	k, err := parseKey(key)
+	k, raw, err := parseSetting(key, value)
 	if err != nil {
-		return nil, fmt.Errorf("settings: %w", err)
-	}
-	_, raw, err := k.parseValue(value)
-	if err != nil {
-		return nil, fmt.Errorf("settings: %w", err)
+		return nil, err
 	}
 	file, err := s.file(scope)
 	if err != nil {
@@ -55,13 +67,26 @@ func (s *Settings) Set(ctx context.Context, scope Scope, key, value string) (*Se
 	return s.reload(ctx)
 }
 
+// parseSetting checks a key and a value as typed on a command line.
+func parseSetting(name, value string) (key, []byte, error) {
+	k, err := parseKey(name)
+	if err != nil {
+		return k, nil, invalid("%w", err)
+	}
+	_, raw, err := k.parseValue(value)
+	if err != nil {
+		return k, nil, invalid("%w", err)
+	}
+	return k, raw, nil
+}
+
 // Unset removes key from the settings file of scope, so it falls back to
 // the next layer, and reports whether the file had it. Like Set, it changes
 // nothing else in the file.
 func (s *Settings) Unset(ctx context.Context, scope Scope, key string) (*Settings, bool, error) {
 	k, err := parseKey(key)
 	if err != nil {
-		return nil, false, fmt.Errorf("settings: %w", err)
+		return nil, false, invalid("%w", err)
 	}
 	file, err := s.file(scope)
 	if err != nil {
@@ -213,7 +238,6 @@ func (s *Settings) reload(ctx context.Context) (*Settings, error) {
 	if err != nil {
 		return nil, err
 	}
-	ns.opts = s.opts
 	ns.flag = s.flag
 	return ns, nil
 }
@@ -259,14 +283,14 @@ func editFile(ctx context.Context, file string, change func(*jsonedit.Doc) ([]by
 
 	src, err := os.ReadFile(target)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("settings: not writing %s: %w: cannot read it: %v", file, ErrBrokenFile, unwrapPath(err))
+		return fmt.Errorf("settings: not writing %s, %w: cannot read it: %v", file, ErrBrokenFile, unwrapPath(err))
 	}
 	doc, err := jsonedit.Parse(src)
 	if err != nil {
-		return fmt.Errorf("settings: not writing %s: %w: it does not parse (%v); fix it by hand first", file, ErrBrokenFile, err)
+		return fmt.Errorf("settings: not writing %s, %w: %v; fix it by hand first", file, ErrBrokenFile, err)
 	}
 	if doc.Root != nil && doc.Root.Kind != '{' {
-		return fmt.Errorf("settings: not writing %s: %w: it holds %s, not an object; fix it by hand first", file, ErrBrokenFile, jsonedit.KindName(doc.Root.Kind))
+		return fmt.Errorf("settings: not writing %s, %w: it holds %s, not an object; fix it by hand first", file, ErrBrokenFile, jsonedit.KindName(doc.Root.Kind))
 	}
 	out, err := change(doc)
 	if err != nil {

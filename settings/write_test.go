@@ -225,10 +225,15 @@ func TestSetRefuses(t *testing.T) {
 		// compaction is a number in the file: not replaced behind the user's back.
 		{"compaction.enabled", "true"},
 	} {
-		if _, err := s.Set(ctx, Global, tc[0], tc[1]); err == nil {
+		_, err := s.Set(ctx, Global, tc[0], tc[1])
+		if err == nil {
 			t.Errorf("Set(%s, %q): no error", tc[0], tc[1])
-		} else if !strings.Contains(err.Error(), "settings: ") {
-			t.Errorf("Set(%s, %q) = %v: want a settings error", tc[0], tc[1], err)
+			continue
+		}
+		// Bad input is ErrInvalid; the last case is a file it will not touch.
+		invalid := tc != [2]string{"compaction.enabled", "true"}
+		if errors.Is(err, ErrInvalid) != invalid || !strings.HasPrefix(err.Error(), "settings: ") {
+			t.Errorf("Set(%s, %q) = %v: want a settings error, ErrInvalid %v", tc[0], tc[1], err, invalid)
 		}
 	}
 	if _, err := s.Set(ctx, Global, "compaction.enabled", "true"); !errors.Is(err, jsonedit.ErrNotObject) || !strings.Contains(err.Error(), "compaction is a number, not an object") {
