@@ -109,14 +109,24 @@ func lookupDef(name string) *keyDef {
 	return nil
 }
 
-// Keys returns the names of the settings Prime knows, in display order,
-// with a one-line summary of each. The per-model override keys
-// (compaction.modelOverrides["provider/id"].reserveTokens and
-// .keepRecentTokens) are not listed.
-func Keys() [][2]string {
-	out := make([][2]string, len(knownKeys))
+// KeyInfo describes one setting Prime knows.
+type KeyInfo struct {
+	// Name is the key as written on a command line: "compaction.enabled".
+	Name string
+	// Default is a bool or an int, or nil when unset means "use the
+	// session's model" (compaction.model).
+	Default any
+	// Summary says what the setting does, in one line.
+	Summary string
+}
+
+// Keys lists the settings Prime knows, in display order. The per-model
+// override keys (compaction.modelOverrides["provider/id"].reserveTokens
+// and .keepRecentTokens) are not listed.
+func Keys() []KeyInfo {
+	out := make([]KeyInfo, len(knownKeys))
 	for i, d := range knownKeys {
-		out[i] = [2]string{d.name, d.summary}
+		out[i] = KeyInfo{Name: d.name, Default: d.def, Summary: d.summary}
 	}
 	return out
 }

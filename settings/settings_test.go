@@ -554,9 +554,12 @@ func TestDefaultAgentDir(t *testing.T) {
 func TestKeys(t *testing.T) {
 	var names []string
 	for _, k := range Keys() {
-		names = append(names, k[0])
-		if k[1] == "" {
-			t.Errorf("%s has no summary", k[0])
+		names = append(names, k.Name)
+		if k.Summary == "" {
+			t.Errorf("%s has no summary", k.Name)
+		}
+		if got, _ := value(t, Defaults(), "", k.Name); !cmp.Equal(got, k.Default) {
+			t.Errorf("%s: default %v, but resolves to %v", k.Name, k.Default, got)
 		}
 	}
 	want := []string{
