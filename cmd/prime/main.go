@@ -52,7 +52,9 @@ type command struct {
 
 // commands lists every subcommand. Each is defined in its own file.
 func commands() []*command {
-	return []*command{}
+	var cmds []*command
+	cmds = append(cmds, settingsCommands()...)
+	return cmds
 }
 
 // Exit statuses.

@@ -1,0 +1,307 @@
+package settings
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/prime-agent/prime/internal/jsonedit"
+)
+
+// kind is the type of a known key's value.
+type kind uint8
+
+const (
+	kindBool   kind = iota // true or false
+	kindTokens             // a whole number of tokens, 0 or more
+	kindCount              // a whole number, 0 or more
+	kindMillis             // a whole number of milliseconds, 0 or more
+	kindModel              // "provider/id"
+)
+
+// want says what a kind accepts, for messages.
+func (k kind) want() string {
+	switch k {
+	case kindBool:
+		return "true or false"
+	case kindTokens:
+		return "a whole number of tokens, 0 or more"
+	case kindCount:
+		return "a whole number, 0 or more"
+	case kindMillis:
+		return "a whole number of milliseconds, 0 or more"
+	default:
+		return `a model as "provider/id"`
+	}
+}
+
+// keyDef is one setting Prime knows.
+type keyDef struct {
+	name string // "compaction.enabled"
+	kind kind
+	// def is the default: a bool, an int, or nil for "not set".
+	def any
+	// summary says what the key does, for help.
+	summary string
+}
+
+// section and field split a known key's name.
+func (d *keyDef) section() string { s, _, _ := strings.Cut(d.name, "."); return s }
+func (d *keyDef) field() string   { _, f, _ := strings.Cut(d.name, "."); return f }
+
+// Names of the keys the getters read.
+const (
+	keyCompactionEnabled    = "compaction.enabled"
+	keyCompactionReserve    = "compaction.reserveTokens"
+	keyCompactionKeepRecent = "compaction.keepRecentTokens"
+	keyCompactionModel      = "compaction.model"
+	keyBranchReserve        = "branchSummary.reserveTokens"
+	keyBranchSkipPrompt     = "branchSummary.skipPrompt"
+	keyRetryEnabled         = "retry.enabled"
+	keyRetryMaxRetries      = "retry.maxRetries"
+	keyRetryBaseDelay       = "retry.baseDelayMs"
+	keyRetryMaxDelay        = "retry.maxDelayMs"
+)
+
+// Keys that are not plain values.
+const (
+	modelOverridesField     = "modelOverrides"
+	modelOverridesKeyPrefix = "compaction.modelOverrides"
+	hooksKey                = "hooks"
+	trustedProjectsKey      = "trustedProjects"
+	// The fields of a per-model override.
+	overrideReserveTokens    = "reserveTokens"
+	overrideKeepRecentTokens = "keepRecentTokens"
+)
+
+const (
+	maxSafeInteger = 1<<53 - 1 // JavaScript's Number.MAX_SAFE_INTEGER
+	shownValueMax  = 60        // characters of an invalid value quoted in a message
+)
+
+// knownKeys are the settings Prime reads, in the order they are shown,
+// with pi's defaults.
+var knownKeys = [...]keyDef{
+	{keyCompactionEnabled, kindBool, true, "compact automatically when the context fills up"},
+	{keyCompactionReserve, kindTokens, 16384, "tokens kept free for the model's reply; compaction starts when the context passes the window minus this"},
+	{keyCompactionKeepRecent, kindTokens, 20000, "tokens of recent conversation kept word for word"},
+	{keyCompactionModel, kindModel, nil, "the model that writes summaries (default: the session's model)"},
+	{keyBranchReserve, kindTokens, 16384, "tokens kept free when summarizing a branch you leave"},
+	{keyBranchSkipPrompt, kindBool, false, "leave a branch without asking whether to summarize it"},
+	{keyRetryEnabled, kindBool, true, "retry failed model requests"},
+	{keyRetryMaxRetries, kindCount, 3, "how many times to retry"},
+	{keyRetryBaseDelay, kindMillis, 2000, "the first retry's delay; each retry doubles it"},
+	{keyRetryMaxDelay, kindMillis, 60000, "the longest delay between retries"},
+}
+
+// overrideFields are the fields of a per-model override (token counts).
+var overrideFields = [...]string{overrideReserveTokens, overrideKeepRecentTokens}
+
+func lookupDef(name string) *keyDef {
+	for i := range knownKeys {
+		if knownKeys[i].name == name {
+			return &knownKeys[i]
+		}
+	}
+	return nil
+}
+
+// KeyInfo describes one setting Prime knows.
+type KeyInfo struct {
+	// Name is the key as written on a command line: "compaction.enabled".
+	Name string
+	// Default is a bool or an int, or nil when unset means "use the
+	// session's model" (compaction.model).
+	Default any
+	// Summary says what the setting does, in one line.
+	Summary string
+}
+
+// Keys lists the settings Prime knows, in display order. The per-model
+// override keys (compaction.modelOverrides["provider/id"].reserveTokens
+// and .keepRecentTokens) are not listed.
+func Keys() []KeyInfo {
+	out := make([]KeyInfo, len(knownKeys))
+	for i, d := range knownKeys {
+		out[i] = KeyInfo{Name: d.name, Default: d.def, Summary: d.summary}
+	}
+	return out
+}
+
+// key is a parsed settings key: a known key, or one field of a per-model
+// override.
+type key struct {
+	def   *keyDef
+	model string // the override's "provider/id"; empty for a plain key
+	field string // the override's field
+}
+
+// parseKey reads a key as users write it: a known key's name, or
+// compaction.modelOverrides["provider/id"].field (the quotes are optional).
+func parseKey(s string) (key, error) {
+	if d := lookupDef(s); d != nil {
+		return key{def: d}, nil
+	}
+	rest, ok := strings.CutPrefix(s, modelOverridesKeyPrefix+"[")
+	if !ok {
+		return key{}, fmt.Errorf("unknown setting %q (known: %s, %s[\"provider/id\"].reserveTokens|keepRecentTokens)", s, knownNames(), modelOverridesKeyPrefix)
+	}
+	i := strings.LastIndex(rest, "].")
+	if i < 0 {
+		return key{}, fmt.Errorf("setting %q: want %s[\"provider/id\"].reserveTokens or .keepRecentTokens", s, modelOverridesKeyPrefix)
+	}
+	model, field := rest[:i], rest[i+2:]
+	if strings.HasPrefix(model, `"`) {
+		b, err := jsontext.AppendUnquote(nil, model)
+		if err != nil {
+			return key{}, fmt.Errorf("setting %q: the model name is not a valid quoted string", s)
+		}
+		model = string(b)
+	}
+	if !validModel(model) {
+		return key{}, fmt.Errorf("setting %q: %q is not a model as \"provider/id\"", s, model)
+	}
+	if field != overrideReserveTokens && field != overrideKeepRecentTokens {
+		return key{}, fmt.Errorf("setting %q: a per-model override sets only reserveTokens or keepRecentTokens", s)
+	}
+	return key{def: lookupDef("compaction." + field), model: model, field: field}, nil
+}
+
+func knownNames() string {
+	names := make([]string, len(knownKeys))
+	for i, d := range knownKeys {
+		names[i] = d.name
+	}
+	return strings.Join(names, ", ")
+}
+
+// path is the key's place in a settings file.
+func (k key) path() []string {
+	if k.model != "" {
+		return []string{"compaction", modelOverridesField, k.model, k.field}
+	}
+	return []string{k.def.section(), k.def.field()}
+}
+
+// String returns the key as users write it.
+func (k key) String() string {
+	if k.model != "" {
+		return overrideKeyName(k.model, k.field)
+	}
+	return k.def.name
+}
+
+// overrideKeyName is how a per-model override's field is shown, in the
+// notation of pi's messages: compaction.modelOverrides["p/m"].reserveTokens.
+func overrideKeyName(model, field string) string {
+	return overrideEntryName(model) + "." + field
+}
+
+// overrideEntryName names one model's override entry:
+// compaction.modelOverrides["p/m"].
+func overrideEntryName(model string) string {
+	q, err := jsontext.AppendQuote(nil, model)
+	if err != nil {
+		q = []byte(strconv.Quote(model))
+	}
+	return modelOverridesKeyPrefix + "[" + string(q) + "]"
+}
+
+// parseValue reads a value as typed on a command line and returns it as a
+// bool, an int or a string, and as JSON text for the file.
+func (k key) parseValue(text string) (any, []byte, error) {
+	switch k.def.kind {
+	case kindBool:
+		switch text {
+		case "true":
+			return true, []byte("true"), nil
+		case "false":
+			return false, []byte("false"), nil
+		}
+		return nil, nil, fmt.Errorf("%s: %q is not %s", k, text, k.def.kind.want())
+	case kindModel:
+		if !validModel(text) {
+			return nil, nil, fmt.Errorf("%s: %q is not %s", k, text, k.def.kind.want())
+		}
+		b, err := jsontext.AppendQuote(nil, text)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %q: %w", k, text, err)
+		}
+		return text, b, nil
+	default:
+		n, err := strconv.ParseInt(text, 10, 64)
+		switch {
+		case err == nil && n < 0:
+			return nil, nil, fmt.Errorf("%s: %s is negative; want %s", k, text, k.def.kind.want())
+		case err != nil || n > maxSafeInteger || n > math.MaxInt:
+			return nil, nil, fmt.Errorf("%s: %q is not %s", k, text, k.def.kind.want())
+		}
+		return int(n), []byte(strconv.FormatInt(n, 10)), nil
+	}
+}
+
+// validModel reports whether s names a model as "provider/id": two
+// non-empty parts around the first slash (the id may hold more slashes, as
+// in "openrouter/anthropic/claude-sonnet-4").
+func validModel(s string) bool {
+	p, id, ok := strings.Cut(s, "/")
+	return ok && p != "" && id != "" && strings.TrimSpace(s) == s
+}
+
+// readValue checks a value read from a settings file against kind k and
+// returns it as a bool, an int or a string, or an error message that names
+// the value.
+func readValue(doc *jsonedit.Doc, n *jsonedit.Node, k kind) (any, string) {
+	raw := doc.Raw(n)
+	switch k {
+	case kindBool:
+		if n.Kind == 't' || n.Kind == 'f' {
+			return n.Kind == 't', ""
+		}
+	case kindModel:
+		if n.Kind == '"' {
+			var s string
+			if b, err := jsontext.AppendUnquote(nil, raw); err == nil {
+				s = string(b)
+			}
+			if validModel(s) {
+				return s, ""
+			}
+			return nil, fmt.Sprintf("%s is not %s", shown(raw), k.want())
+		}
+	default:
+		if n.Kind == '0' {
+			return readWhole(raw, k)
+		}
+	}
+	return nil, fmt.Sprintf("%s is %s; want %s", shown(raw), jsonedit.KindName(n.Kind), k.want())
+}
+
+// readWhole reads a JSON number that must be a non-negative safe integer
+// (pi 1.6's rule for token counts). 1e3 and 2.0 are whole numbers.
+func readWhole(raw []byte, k kind) (any, string) {
+	f, err := strconv.ParseFloat(string(raw), 64)
+	switch {
+	case err != nil || math.IsInf(f, 0):
+		return nil, fmt.Sprintf("%s is too large; want %s", shown(raw), k.want())
+	case f < 0:
+		return nil, fmt.Sprintf("%s is negative; want %s", shown(raw), k.want())
+	case f != math.Trunc(f):
+		return nil, fmt.Sprintf("%s is not a whole number; want %s", shown(raw), k.want())
+	case f > maxSafeInteger || f > math.MaxInt:
+		return nil, fmt.Sprintf("%s is too large; want %s", shown(raw), k.want())
+	}
+	return int(f), ""
+}
+
+// shown quotes a value from a file for a message, shortened if long.
+func shown(raw []byte) string {
+	s := strings.Join(strings.Fields(string(raw)), " ")
+	if r := []rune(s); len(r) > shownValueMax {
+		s = string(r[:shownValueMax-1]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,468 @@
+package settings
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// Scope says which layer a value came from.
+type Scope uint8
+
+// The layers, lowest precedence first.
+const (
+	// Default is Prime's built-in default.
+	Default Scope = iota
+	// Global is the user's file, <agentDir>/settings.json.
+	Global
+	// Project is the project's file, <project>/.prime/agent/settings.json.
+	Project
+	// Flag is a value set at run time with [Settings.WithOverride], such as
+	// a command-line flag. It wins over everything, per-model overrides
+	// included.
+	Flag
+)
+
+func (s Scope) String() string {
+	switch s {
+	case Global:
+		return "global"
+	case Project:
+		return "project"
+	case Flag:
+		return "flag"
+	default:
+		return "default"
+	}
+}
+
+// Source says where a resolved value came from, for display.
+type Source struct {
+	Scope Scope
+	// File is the settings file, for Global and Project.
+	File string
+	// Key is the key the value was read from. It differs from the key
+	// asked for when a per-model override supplied the value:
+	// compaction.modelOverrides["openai/gpt-5"].reserveTokens.
+	Key string
+}
+
+// ModelOverride reports whether the value came from a per-model override.
+func (s Source) ModelOverride() bool {
+	return strings.HasPrefix(s.Key, modelOverridesKeyPrefix+"[")
+}
+
+// String returns "default", "global", "project" or "flag", followed by the
+// override's key when a per-model override supplied the value.
+func (s Source) String() string {
+	if s.ModelOverride() {
+		return s.Scope.String() + " " + s.Key
+	}
+	return s.Scope.String()
+}
+
+// Problem is something wrong in a settings file. Prime keeps running: an
+// invalid value is ignored (the key resolves as if the file did not set
+// it), and a broken file is ignored whole.
+type Problem struct {
+	Scope Scope
+	File  string
+	// Line and Column locate the problem in the file (1-based; Column in
+	// characters); both are 0 when it has no place, as for a file that
+	// cannot be read.
+	Line, Column int
+	// Key is the setting concerned, empty for the file as a whole.
+	Key string
+	// Msg says what is wrong, quoting the offending value.
+	Msg string
+	// Broken means the file as a whole is ignored (it cannot be read, does
+	// not parse, or does not hold an object), and Prime refuses to write to
+	// it until it is fixed.
+	Broken bool
+}
+
+func (p Problem) Error() string {
+	var b strings.Builder
+	b.WriteString(p.File)
+	if p.Line > 0 {
+		fmt.Fprintf(&b, ":%d:%d", p.Line, p.Column)
+	}
+	b.WriteString(": ")
+	if p.Key != "" {
+		b.WriteString(p.Key + ": ")
+	}
+	b.WriteString(p.Msg)
+	if p.Broken {
+		b.WriteString("; the whole file is ignored, and Prime will not write to it until it is fixed")
+	} else if p.Key != "" {
+		b.WriteString(" (ignored)")
+	}
+	return b.String()
+}
+
+// Hook is one command hook declared in a settings file's "hooks" list.
+// This package checks the declaration's shape; the hook package decides
+// what the events mean and when a command may run.
+type Hook struct {
+	// Event is the event the hook handles, such as "session_before_compact".
+	Event string
+	// Command is the executable to run, with Args as its arguments.
+	Command string
+	Args    []string
+	// TimeoutMs is how long the command may run, in milliseconds; 0 when
+	// the file does not say (the hook package's default applies).
+	TimeoutMs int
+	// Source is the file that declares the hook (Global or Project) and
+	// its place there, such as "hooks[2]". Hooks from a project file run
+	// only when the project is trusted (see [Settings.Trusted]).
+	Source Source
+}
+
+// Options says where the settings files are.
+type Options struct {
+	// AgentDir holds the global settings.json. Empty means
+	// [DefaultAgentDir] with the process environment.
+	AgentDir string
+	// ProjectDir is the project whose .prime/agent/settings.json applies.
+	// Empty means no project settings. See [FindProject].
+	ProjectDir string
+}
+
+// Where the settings files are, inside the agent and project directories.
+const (
+	fileName      = "settings.json"
+	projectSubdir = ".prime/agent"
+)
+
+// Settings is a snapshot of the effective settings: the global and project
+// files merged over the defaults, with run-time flags on top. It does not
+// change when the files do; writes return a new snapshot. A Settings is
+// safe for concurrent use, and a nil *Settings reads as all defaults.
+type Settings struct {
+	agentDir    string
+	projectDir  string
+	globalFile  string
+	projectFile string
+	global      *layer
+	project     *layer
+	flag        *layer
+	problems    []Problem
+}
+
+// Load reads the global and project settings files. Problems in them (a
+// file that does not parse, an invalid value) do not fail Load: they are
+// listed by [Settings.Problems] and the affected values fall back to the
+// next layer. Load fails only when ctx is done or the agent directory
+// cannot be found.
+func Load(ctx context.Context, opts Options) (*Settings, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s := &Settings{}
+	dir := opts.AgentDir
+	if dir == "" {
+		var err error
+		if dir, err = DefaultAgentDir(os.Getenv); err != nil {
+			return nil, err
+		}
+	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("settings: agent directory: %w", err)
+	}
+	s.agentDir = dir
+	s.globalFile = filepath.Join(dir, fileName)
+	var probs []Problem
+	s.global, probs = readLayer(Global, s.globalFile)
+	s.problems = append(s.problems, probs...)
+	if opts.ProjectDir != "" {
+		if s.projectDir, err = filepath.Abs(opts.ProjectDir); err != nil {
+			return nil, fmt.Errorf("settings: project directory: %w", err)
+		}
+		// In the home directory, the project's .prime/agent is the agent
+		// directory itself: one file, read once, as global.
+		if pdir := filepath.Join(s.projectDir, projectSubdir); !sameDir(pdir, s.agentDir) {
+			s.projectFile = filepath.Join(pdir, fileName)
+			s.project, probs = readLayer(Project, s.projectFile)
+			s.problems = append(s.problems, probs...)
+		}
+	}
+	return s, nil
+}
+
+// Defaults returns settings with every key at its default and no files.
+func Defaults() *Settings { return &Settings{} }
+
+// AgentDir returns the directory that holds the global settings file.
+func (s *Settings) AgentDir() string { return s.get().agentDir }
+
+// GlobalFile returns the global settings file's path.
+func (s *Settings) GlobalFile() string { return s.get().globalFile }
+
+// ProjectDir returns the project directory, or "" when there is none.
+func (s *Settings) ProjectDir() string { return s.get().projectDir }
+
+// ProjectFile returns the project settings file's path, or "" when there
+// is no project scope (no project directory, or the project's .prime/agent
+// is the agent directory itself).
+func (s *Settings) ProjectFile() string { return s.get().projectFile }
+
+// Problems lists what is wrong in the settings files, global first.
+func (s *Settings) Problems() []Problem { return append([]Problem(nil), s.get().problems...) }
+
+func (s *Settings) get() *Settings {
+	if s == nil {
+		return &Settings{}
+	}
+	return s
+}
+
+// layers returns the layers that exist, highest precedence first.
+func (s *Settings) layers() []*layer {
+	s = s.get()
+	var ls []*layer
+	for _, l := range []*layer{s.flag, s.project, s.global} {
+		if l != nil {
+			ls = append(ls, l)
+		}
+	}
+	return ls
+}
+
+// lookup resolves a known key: the highest layer that sets it validly,
+// else the default.
+func (s *Settings) lookup(name string) setting {
+	for _, l := range s.layers() {
+		if v, ok := l.plain[name]; ok {
+			return v
+		}
+	}
+	return setting{value: lookupDef(name).def, src: Source{Scope: Default, Key: name}}
+}
+
+// tokens resolves compaction.reserveTokens or keepRecentTokens for model:
+// a flag, then the model's override, then the ordinary value, then the
+// default (pi 1.6's order, with run-time flags on top).
+func (s *Settings) tokens(field, model string) setting {
+	name := "compaction." + field
+	if v, ok := s.get().flagValue(name); ok {
+		return v
+	}
+	if ov := s.overrides(); ov != nil && model != "" {
+		if v, ok := ov.fields[model][field]; ok {
+			return setting{value: v, src: Source{Scope: ov.src.Scope, File: ov.src.File, Key: overrideKeyName(model, field)}}
+		}
+	}
+	return s.lookup(name)
+}
+
+func (s *Settings) flagValue(name string) (setting, bool) {
+	if s.flag == nil {
+		return setting{}, false
+	}
+	v, ok := s.flag.plain[name]
+	return v, ok
+}
+
+// overrides returns the compaction.modelOverrides map in effect: the
+// project's if it has one, else the global one. As in pi, objects merge
+// one level deep, so a project map replaces the global map whole.
+func (s *Settings) overrides() *modelOverrides {
+	for _, l := range s.layers() {
+		if l.overrides != nil {
+			return l.overrides
+		}
+	}
+	return nil
+}
+
+func (s *Settings) boolean(name string) bool { return s.lookup(name).value.(bool) }
+func (s *Settings) integer(name string) int  { return s.lookup(name).value.(int) }
+
+// CompactionSettings are the values compaction runs with.
+type CompactionSettings struct {
+	// Enabled turns automatic compaction on.
+	Enabled bool
+	// ReserveTokens is kept free for the reply: compaction starts when the
+	// context exceeds the window minus this.
+	ReserveTokens int
+	// KeepRecentTokens of recent conversation stay word for word.
+	KeepRecentTokens int
+}
+
+// Compaction returns the compaction settings for model ("provider/id", as
+// llm.Model.String gives; empty for none), its per-model overrides
+// applied field by field.
+func (s *Settings) Compaction(model string) CompactionSettings {
+	return CompactionSettings{
+		Enabled:          s.boolean(keyCompactionEnabled),
+		ReserveTokens:    s.tokens(overrideReserveTokens, model).value.(int),
+		KeepRecentTokens: s.tokens(overrideKeepRecentTokens, model).value.(int),
+	}
+}
+
+// SummaryModel returns compaction.model, the "provider/id" of the model
+// that writes compaction and branch summaries, or "" to use the session's
+// own model.
+func (s *Settings) SummaryModel() string {
+	v, _ := s.lookup(keyCompactionModel).value.(string)
+	return v
+}
+
+// BranchSummarySettings are the values branch summarization runs with.
+type BranchSummarySettings struct {
+	// ReserveTokens is kept free for the prompt and the reply.
+	ReserveTokens int
+	// SkipPrompt leaves a branch without asking whether to summarize it
+	// (and without a summary).
+	SkipPrompt bool
+}
+
+// BranchSummary returns the branch summarization settings.
+func (s *Settings) BranchSummary() BranchSummarySettings {
+	return BranchSummarySettings{
+		ReserveTokens: s.integer(keyBranchReserve),
+		SkipPrompt:    s.boolean(keyBranchSkipPrompt),
+	}
+}
+
+// RetrySettings say how failed model requests are retried.
+type RetrySettings struct {
+	Enabled bool
+	// MaxRetries is how many retries follow the first attempt.
+	MaxRetries int
+	// BaseDelayMs is the first retry's delay; each retry doubles it, up to
+	// MaxDelayMs.
+	BaseDelayMs, MaxDelayMs int
+}
+
+// Retry returns the retry settings.
+func (s *Settings) Retry() RetrySettings {
+	return RetrySettings{
+		Enabled:     s.boolean(keyRetryEnabled),
+		MaxRetries:  s.integer(keyRetryMaxRetries),
+		BaseDelayMs: s.integer(keyRetryBaseDelay),
+		MaxDelayMs:  s.integer(keyRetryMaxDelay),
+	}
+}
+
+// Hooks returns the command hooks the settings declare: the global file's
+// in order, then the project's. Invalid declarations are left out (and
+// listed by Problems). Whether a project's hooks may run is the caller's
+// decision; see [Settings.Trusted].
+func (s *Settings) Hooks() []Hook {
+	s = s.get()
+	var hs []Hook
+	for _, l := range []*layer{s.global, s.project} {
+		if l != nil {
+			for _, h := range l.hooks {
+				h.Args = append([]string(nil), h.Args...)
+				hs = append(hs, h)
+			}
+		}
+	}
+	return hs
+}
+
+// TrustedProjects returns the trusted project directories recorded in the
+// global settings file, as written there.
+func (s *Settings) TrustedProjects() []string {
+	if s == nil || s.global == nil {
+		return nil
+	}
+	return append([]string(nil), s.global.trusted...)
+}
+
+// Trusted reports whether the user has trusted the project directory dir
+// (with "prime trust"). Paths are compared after making them absolute and
+// resolving symbolic links; a trusted directory does not make its
+// subdirectories trusted.
+func (s *Settings) Trusted(dir string) bool {
+	if dir == "" {
+		return false
+	}
+	want := canonicalDir(dir)
+	for _, t := range s.TrustedProjects() {
+		if canonicalDir(t) == want {
+			return true
+		}
+	}
+	return false
+}
+
+// Value is one effective setting, for display.
+type Value struct {
+	// Key is the setting's name, e.g. "compaction.reserveTokens".
+	Key string
+	// Value is a bool, an int or a string; nil for compaction.model when it
+	// is not set.
+	Value  any
+	Source Source
+}
+
+// Values lists every known setting's effective value and where it came
+// from, then each per-model override in effect. With a model
+// ("provider/id"), compaction.reserveTokens and keepRecentTokens show the
+// values for that model, overrides applied.
+func (s *Settings) Values(model string) []Value {
+	var vs []Value
+	for _, d := range knownKeys {
+		var v setting
+		switch d.name {
+		case keyCompactionReserve:
+			v = s.tokens(overrideReserveTokens, model)
+		case keyCompactionKeepRecent:
+			v = s.tokens(overrideKeepRecentTokens, model)
+		default:
+			v = s.lookup(d.name)
+		}
+		vs = append(vs, Value{Key: d.name, Value: v.value, Source: v.src})
+	}
+	if ov := s.overrides(); ov != nil {
+		for _, m := range ov.models {
+			for _, f := range overrideFields {
+				if n, ok := ov.fields[m][f]; ok {
+					k := overrideKeyName(m, f)
+					vs = append(vs, Value{Key: k, Value: n, Source: Source{Scope: ov.src.Scope, File: ov.src.File, Key: k}})
+				}
+			}
+		}
+	}
+	return vs
+}
+
+// WithOverride returns a copy of s in which key is set to value (written as
+// on the command line: true, 42, provider/id) above every file and
+// per-model override, as a command-line flag would be. Per-model override
+// keys cannot be set this way.
+func (s *Settings) WithOverride(key, value string) (*Settings, error) {
+	k, _, err := parseSetting(key, value)
+	if err != nil {
+		return nil, err
+	}
+	if k.model != "" {
+		return nil, invalid("%s: a per-model override cannot be set at run time; set %s instead", k, k.def.name)
+	}
+	v, _, _ := k.parseValue(value)
+	c := *s.get()
+	f := &layer{scope: Flag, plain: map[string]setting{}}
+	if c.flag != nil {
+		for n, v := range c.flag.plain {
+			f.plain[n] = v
+		}
+	}
+	f.plain[k.def.name] = setting{value: v, src: Source{Scope: Flag, Key: k.def.name}}
+	c.flag = f
+	return &c, nil
+}
+
+// unquote reads a JSON string's text.
+func unquote(raw []byte, s *string) error {
+	b, err := jsontext.AppendUnquote(nil, raw)
+	*s = string(b)
+	return err
+}
