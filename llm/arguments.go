@@ -80,15 +80,16 @@ func (a Arguments) Members() iter.Seq2[string, jsontext.Value] {
 			return
 		}
 		for dec.PeekKind() == '"' {
-			name, err := dec.ReadToken()
+			tok, err := dec.ReadToken()
 			if err != nil {
 				return
 			}
+			name := tok.String() // the token is void after the next read
 			val, err := dec.ReadValue()
 			if err != nil {
 				return
 			}
-			if !yield(name.String(), val) {
+			if !yield(name, val) {
 				return
 			}
 		}

@@ -347,6 +347,9 @@ func (e *Entry) member(name string) (jsontext.Value, error) {
 		if n == name && v == nil {
 			var err error
 			v, err = dec.ReadValue()
+			// ReadValue's bytes are only valid until the next read; the
+			// rest of the object is still to be read.
+			v = v.Clone()
 			return err
 		}
 		return dec.SkipValue()
