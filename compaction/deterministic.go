@@ -257,7 +257,11 @@ func parseSummary(summary string) sections {
 	for _, raw := range strings.Split(summary, "\n") {
 		line := strings.TrimRight(raw, " \t\r")
 		trimmed := strings.TrimSpace(line)
-		if trimmed == "" || trimmed == "---" {
+		if trimmed == "" {
+			continue
+		}
+		if trimmed == "---" { // a split turn's separator ends the sections
+			cur = nil
 			continue
 		}
 		if strings.HasPrefix(trimmed, "#") {

@@ -12,7 +12,9 @@ import (
 	"github.com/prime-agent/prime/session"
 )
 
-func keep(n int) Settings { return Settings{Enabled: true, ReserveTokens: DefaultReserveTokens, KeepRecentTokens: n} }
+func keep(n int) Settings {
+	return Settings{Enabled: true, ReserveTokens: DefaultReserveTokens, KeepRecentTokens: n}
+}
 
 func mustPrepare(t *testing.T, path []*session.Entry, s Settings) *Preparation {
 	t.Helper()

@@ -315,29 +315,12 @@ func (s *summarizer) fit(rs [][]session.Message, budget int) (rounds, bodies int
 
 // send makes one request for the rounds rs and, when the provider answers
 // that it does not fit the context window, at most [MaxOverflowRetries]
-// smaller ones. Retry r drops the r oldest rounds (always keeping one),
-// keeps 1 and then 0 tool bodies, and bounds the transcript's head and tail
-// to (4-r)/4 of the budget: the estimate was wrong, so the retries allow for
-// it.
+// smaller ones (see [summarizer.attempt]).
 func (s *summarizer) send(ctx context.Context, in promptInput, rs [][]session.Message, bodies, budget, part int) (string, error) {
 	var err error
 	for attempt := 0; attempt <= MaxOverflowRetries; attempt++ {
-		drop := min(attempt, len(rs)-1)
-		n := bodies
-		if attempt == 1 {
-			n = min(n, 1)
-		} else if attempt >= 2 {
-			n = 0
-		}
-		limit := budget * (4 - attempt) / 4
-		text := renderTranscript(flatten(rs[drop:]), s.transcriptOptions(n))
-		if tokensOf(text) > limit {
-			units := max(limit*4-100, 0)
-			text = headTail(text, units/2, units-units/2)
-		}
-		in.transcript = text
 		var out string
-		out, err = s.call(ctx, s.request(in), in.kind.phase(), part, attempt)
+		out, err = s.call(ctx, s.attempt(in, rs, bodies, budget, attempt), in.kind.phase(), part, attempt)
 		if err == nil {
 			return out, nil
 		}
@@ -349,6 +332,30 @@ func (s *summarizer) send(ctx context.Context, in promptInput, rs [][]session.Me
 		}
 	}
 	return "", fmt.Errorf("request still too large after %d smaller retries: %w", MaxOverflowRetries, err)
+}
+
+// attempt builds the request of one attempt for the rounds rs. Attempt 0
+// sends rs with the chosen number of tool bodies. Retry r (1 or 2) drops the
+// r oldest rounds while another remains, keeps 1 and then 0 tool bodies,
+// and lowers the bound to (4-r)/4 of the budget, since the estimate proved
+// too low. Whenever the transcript exceeds the bound (one oversized round,
+// say), its head and tail are kept and the middle left out.
+func (s *summarizer) attempt(in promptInput, rs [][]session.Message, bodies, budget, attempt int) *llm.Request {
+	drop := min(attempt, len(rs)-1)
+	n := bodies
+	if attempt == 1 {
+		n = min(n, 1)
+	} else if attempt >= 2 {
+		n = 0
+	}
+	limit := budget * (4 - min(attempt, 2)) / 4
+	text := renderTranscript(flatten(rs[drop:]), s.transcriptOptions(n))
+	if tokensOf(text) > limit {
+		units := max(limit*4-100, 0)
+		text = headTail(text, units/2, units-units/2)
+	}
+	in.transcript = text
+	return s.request(in)
 }
 
 // call sends one request and returns the summary text. Text deltas are
