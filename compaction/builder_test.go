@@ -76,6 +76,10 @@ func (b *builder) addUnder(id, parent string, p session.Payload) *session.Entry 
 		b.t.Fatal(err)
 	}
 	b.byID[id] = e
+	if n := len(b.path); n > 0 && b.path[n-1].ID == parent || n == 0 && parent == "" {
+		b.path = append(b.path, e)
+		return e
+	}
 	var path []*session.Entry
 	for cur := e; cur != nil; cur = b.byID[cur.ParentID] {
 		path = append(path, cur)

@@ -189,8 +189,8 @@ func TestStripFileLists(t *testing.T) {
 	for in, want := range map[string]string{
 		"s\n\n<read-files>\na\n</read-files>\n\n<modified-files>\nb\n</modified-files>": "s",
 		"s\n\n<modified-files>\nb\n</modified-files>\n":                                 "s",
-		"s <read-files>x</read-files> more":                                              "s <read-files>x</read-files> more",
-		"plain": "plain",
+		"s <read-files>x</read-files> more":                                             "s <read-files>x</read-files> more",
+		"plain":                                                                         "plain",
 	} {
 		if got := stripFileLists(in); got != want {
 			t.Errorf("stripFileLists(%q) = %q, want %q", in, got, want)

@@ -80,3 +80,10 @@ func (e *NotCompactableError) Unwrap() error { return e.Err }
 func notCompactable(err error, format string, args ...any) error {
 	return &NotCompactableError{Err: err, Reason: fmt.Sprintf(format, args...)}
 }
+
+// ShouldCompact reports whether a context of contextTokens in a window of
+// contextWindow tokens calls for automatic compaction: it is enabled and the
+// context has grown past the window less reserveTokens (strictly).
+func ShouldCompact(contextTokens, contextWindow int, s Settings) bool {
+	return s.Enabled && contextTokens > contextWindow-s.ReserveTokens
+}

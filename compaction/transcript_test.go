@@ -35,7 +35,7 @@ func a4Span() []session.Message {
 		assistantMsg(llm.Thinking{Thinking: "look"}, llm.Thinking{Thinking: "secret", Redacted: true}, llm.Text{Text: "ok"},
 			call("c1", "edit", `{"path":"a.ts","old":"x","n":1.50,"opts":{"deep":[1,"<b>"]}}`), call("c2", "read", `{"path":"b.ts"}`)),
 		resultMsg("c1", "edit", "done", false),
-		resultMsg("c2", "read", "   \n", false),       // useless: dropped
+		resultMsg("c2", "read", "   \n", false),         // useless: dropped
 		resultMsg("c9", "bash", "who called me", false), // orphaned: dropped
 		&session.BashExecution{Command: "ls", Output: "a.ts", ExitCode: &exit0},
 		&session.BashExecution{Command: "secret", Output: "hidden", ExcludeFromContext: true},

@@ -113,12 +113,13 @@ func ReadObject(dec *jsontext.Decoder, member func(name string) error) error {
 		return fmt.Errorf("got %v, want an object", tok.Kind())
 	}
 	for dec.PeekKind() != '}' {
-		name, err := dec.ReadToken()
+		tok, err := dec.ReadToken()
 		if err != nil {
 			return err
 		}
-		if err := member(name.String()); err != nil {
-			return fmt.Errorf("%s: %w", name.String(), err)
+		name := tok.String() // the token is void once member reads on
+		if err := member(name); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
 		}
 	}
 	_, err = dec.ReadToken()
