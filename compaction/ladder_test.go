@@ -139,3 +139,29 @@ func TestInputBudget(t *testing.T) {
 		t.Errorf("unknown window budget = %d", unknown)
 	}
 }
+
+// TestPreviousSummaryNeverDropped: when the previous summary leaves no room
+// for the conversation, the model is not asked (the provider here is nil
+// and would panic if called) and the failure carries the previous summary
+// forward whole, for the deterministic summarizer.
+func TestPreviousSummaryNeverDropped(t *testing.T) {
+	model := llm.Model{ID: "tiny", ContextWindow: 3000, MaxTokens: 500}
+	s := newSummarizer(Options{Model: model}, DefaultReserveTokens)
+	previous := "## Goal\n- " + strings.Repeat("keep me ", 1500)
+	msgs := bigSpan(2, 10)
+	_, err := s.summarizeSpan(t.Context(), kindHistory, msgs, previous, false)
+	f, ok := err.(*spanFailure)
+	if !ok {
+		t.Fatalf("err = %v, want a span failure", err)
+	}
+	if f.running != previous || len(f.remaining) != len(msgs) || !strings.Contains(f.reason, "no room") {
+		t.Errorf("failure = %q, %d remaining", f.reason, len(f.remaining))
+	}
+	if s.calls != 0 {
+		t.Error("the model was asked")
+	}
+	text := deterministicSummary(f.remaining, f.running, "", f.reason, s.deterministicLimit())
+	if !strings.Contains(text, "keep me keep me") || !strings.Contains(text, "request 1: please fix the build") {
+		t.Errorf("fallback lost the previous summary or the span:\n%.500s", text)
+	}
+}
