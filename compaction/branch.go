@@ -220,8 +220,7 @@ func SummarizeBranch(ctx context.Context, prep *BranchPreparation, opts Options)
 	var fb *fallback
 	var text string
 	if opts.Provider == nil {
-		fb = &fallback{reason: offlineReason}
-		s.progress(Progress{Kind: ProgressFallback, Phase: PhaseDeterministic, Reason: fb.reason})
+		fb = s.offline()
 		text = deterministicSummary(prep.Messages, "", opts.CustomInstructions, fb.reason, s.deterministicLimit())
 	} else {
 		var err error
@@ -239,16 +238,14 @@ func SummarizeBranch(ctx context.Context, prep *BranchPreparation, opts Options)
 	if err := ctx.Err(); err != nil {
 		return nil, &cancelledError{err}
 	}
-	readFiles, modifiedFiles := prep.FileOps.Lists()
-	d := Details{ReadFiles: readFiles, ModifiedFiles: modifiedFiles}
+	fileLists, details := finish(prep.FileOps, fb)
 	res := &BranchResult{
-		Summary: branchPreamble + strings.TrimSpace(text) + formatFileLists(readFiles, modifiedFiles),
+		Summary: branchPreamble + strings.TrimSpace(text) + fileLists,
+		Details: details,
 		Usage:   s.usagePtr(),
 	}
 	if fb != nil {
-		d.Summarizer, d.DeterministicReason = SummarizerDeterministic, fb.reason
 		res.Deterministic, res.FallbackReason, res.ModelError = true, fb.reason, fb.err
 	}
-	res.Details = d.Encode()
 	return res, nil
 }

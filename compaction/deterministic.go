@@ -219,24 +219,21 @@ func (s *sections) render(keep int) string {
 			b.WriteString(it + "\n")
 		}
 	}
-	b.WriteString("## Goal\n")
-	list(s.goal, false)
-	b.WriteString("\n## Constraints & Preferences\n")
-	list(s.constraints, false)
-	b.WriteString("\n## Progress\n### Done\n")
-	list(s.done, false)
-	b.WriteString("\n### In Progress\n")
-	list(s.inProgress, false)
-	b.WriteString("\n### Blocked\n")
-	list(s.blocked, false)
-	b.WriteString("\n## Key Decisions\n")
-	list(s.decisions, false)
-	b.WriteString("\n## Reasoning Digest\n")
-	list(s.reasoning, false)
-	b.WriteString("\n## Next Steps\n")
-	list(s.next, true)
-	b.WriteString("\n## Critical Context\n")
-	list(s.critical, false)
+	for i, sec := range []struct {
+		heading string
+		items   []string
+	}{
+		{"## Goal", s.goal}, {"## Constraints & Preferences", s.constraints},
+		{"## Progress\n### Done", s.done}, {"### In Progress", s.inProgress}, {"### Blocked", s.blocked},
+		{"## Key Decisions", s.decisions}, {"## Reasoning Digest", s.reasoning},
+		{"## Next Steps", s.next}, {"## Critical Context", s.critical},
+	} {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(sec.heading + "\n")
+		list(sec.items, sec.heading == "## Next Steps")
+	}
 	return strings.TrimRight(b.String(), "\n")
 }
 

@@ -53,13 +53,32 @@ const summaryRules = `Rules:
 - Do not list the files read or modified at the end; they are appended automatically.
 - Reply with the summary only.`
 
+// fullStructure and branchStructure ask for the summary format.
+const (
+	fullStructure   = "Use exactly this structure, with these headings in this order:\n\n" + summaryFormat + "\n\n" + summaryRules
+	branchStructure = "Use exactly this structure, with these headings in this order (the Goal is what the user tried in this branch; " +
+		"Next Steps are what would carry that work on):\n\n" + summaryFormat + "\n\n" + summaryRules
+)
+
+// turnPrefixFormat is the structure of a split turn's first part.
+const turnPrefixFormat = `Use exactly this structure:
+
+## Turn Request
+[What the user asked for in this turn]
+
+## Done in This Turn So Far
+- [Steps taken, results and findings, with exact paths, commands and errors]
+
+## Needed to Follow the Rest
+- [State, values and context the kept part of the turn relies on]
+
+Be brief. Reply with the summary only.`
+
 // Tasks, chosen by the kind of request.
 const (
 	initialTask = `Write a checkpoint summary of the conversation above. Another model will carry on the work from this summary and the most recent messages, which are kept as they are; it will not see the rest of the conversation.
 
-Use exactly this structure, with these headings in this order:
-
-` + summaryFormat + "\n\n" + summaryRules
+` + fullStructure
 
 	updateTask = `The conversation above continues a session that was summarized before; that summary is in <previous-summary>. Write one updated checkpoint summary that covers both. Another model will carry on the work from it and the most recent messages, which are kept as they are.
 
@@ -70,9 +89,7 @@ When updating:
 - Rewrite Next Steps for where the work stands now.
 - Drop an item only when the conversation shows it no longer applies.
 
-Use exactly this structure, with these headings in this order:
-
-` + summaryFormat + "\n\n" + summaryRules
+` + fullStructure
 
 	// deterministicNote is added to the update task when the previous
 	// summary was built by code, without a model.
@@ -80,45 +97,19 @@ Use exactly this structure, with these headings in this order:
 
 	turnPrefixTask = `The conversation above is the first part of a single turn that grew too large to keep whole. The rest of that turn is kept word for word after this summary, so write only what is needed to understand it.
 
-Use exactly this structure:
-
-## Turn Request
-[What the user asked for in this turn]
-
-## Done in This Turn So Far
-- [Steps taken, results and findings, with exact paths, commands and errors]
-
-## Needed to Follow the Rest
-- [State, values and context the kept part of the turn relies on]
-
-Be brief. Reply with the summary only.`
+` + turnPrefixFormat
 
 	turnPrefixUpdateTask = `The conversation above continues the first part of a single turn that grew too large to keep whole; the summary of its earlier messages is in <previous-summary>. The rest of the turn is kept word for word after this summary. Write one updated summary of the whole first part.
 
-Use exactly this structure:
-
-## Turn Request
-[What the user asked for in this turn]
-
-## Done in This Turn So Far
-- [Steps taken, results and findings, with exact paths, commands and errors]
-
-## Needed to Follow the Rest
-- [State, values and context the kept part of the turn relies on]
-
-Be brief. Reply with the summary only.`
+` + turnPrefixFormat
 
 	branchTask = `The conversation above is a branch of the session that the user explored and then left, going back to an earlier point to try something else. Summarize the branch so that what was learned and done there can be used from the other path.
 
-Use exactly this structure, with these headings in this order (the Goal is what the user tried in this branch; Next Steps are what would carry that work on):
-
-` + summaryFormat + "\n\n" + summaryRules
+` + branchStructure
 
 	branchUpdateTask = `The conversation above is the later part of a branch of the session that the user explored and then left; the summary of the branch's earlier part is in <previous-summary>. Write one updated summary of the whole branch, so that what was learned and done there can be used from the other path. Keep everything from the previous summary that still holds.
 
-Use exactly this structure, with these headings in this order (the Goal is what the user tried in this branch; Next Steps are what would carry that work on):
-
-` + summaryFormat + "\n\n" + summaryRules
+` + branchStructure
 )
 
 // instructionsPreamble introduces the user's /compact instructions.

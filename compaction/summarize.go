@@ -476,21 +476,36 @@ func Compact(ctx context.Context, prep *Preparation, opts Options) (*Result, err
 	if err := ctx.Err(); err != nil {
 		return nil, &cancelledError{err}
 	}
-	readFiles, modifiedFiles := prep.FileOps.Lists()
-	d := Details{ReadFiles: readFiles, ModifiedFiles: modifiedFiles}
+	fileLists, details := finish(prep.FileOps, fb)
 	res := &Result{
-		Summary:            summary + formatFileLists(readFiles, modifiedFiles),
+		Summary:            summary + fileLists,
 		FirstKeptEntryID:   prep.FirstKeptEntryID,
 		TokensBefore:       prep.TokensBefore,
+		Details:            details,
 		Usage:              s.usagePtr(),
 		CustomInstructions: strings.TrimSpace(opts.CustomInstructions),
 	}
 	if fb != nil {
-		d.Summarizer, d.DeterministicReason = SummarizerDeterministic, fb.reason
 		res.Deterministic, res.FallbackReason, res.ModelError = true, fb.reason, fb.err
 	}
-	res.Details = d.Encode()
 	return res, nil
+}
+
+// finish renders the file lists appended to a summary and the details
+// stored with it, marked when code built the summary.
+func finish(files FileOps, fb *fallback) (fileLists string, details jsontext.Value) {
+	readFiles, modifiedFiles := files.Lists()
+	d := Details{ReadFiles: readFiles, ModifiedFiles: modifiedFiles}
+	if fb != nil {
+		d.Summarizer, d.DeterministicReason = SummarizerDeterministic, fb.reason
+	}
+	return formatFileLists(readFiles, modifiedFiles), d.Encode()
+}
+
+// offline reports that no model is available and returns the fallback.
+func (s *summarizer) offline() *fallback {
+	s.progress(Progress{Kind: ProgressFallback, Phase: PhaseDeterministic, Reason: offlineReason})
+	return &fallback{reason: offlineReason}
 }
 
 // compactSummary produces the summary text (without file lists).
@@ -506,10 +521,8 @@ func (s *summarizer) compactSummary(ctx context.Context, prep *Preparation) (str
 	previous := stripFileLists(prep.PreviousSummary)
 	limit := s.deterministicLimit()
 	if s.opts.Provider == nil {
-		fb := fallback{reason: offlineReason}
-		s.progress(Progress{Kind: ProgressFallback, Phase: PhaseDeterministic, Reason: fb.reason})
-		text := deterministicSummary(append(history[:len(history):len(history)], prefix...), previous, s.opts.CustomInstructions, fb.reason, limit)
-		return text, &fb, nil
+		fb := s.offline()
+		return deterministicSummary(append(history[:len(history):len(history)], prefix...), previous, s.opts.CustomInstructions, fb.reason, limit), fb, nil
 	}
 
 	summary := previous // a split turn with no history keeps it (pi-reference §10.1 #10)
