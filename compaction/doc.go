@@ -1,0 +1,248 @@
+// Package compaction keeps a conversation inside its model's context window.
+// It decides what a compaction summarizes and keeps ([Prepare]), writes the
+// summary with a model or, failing that, by code ([Compact]), and summarizes
+// a branch the user leaves in the session tree ([CollectBranch],
+// [PrepareBranch], [SummarizeBranch], [NewLeaf]). It does no file I/O: it
+// reads root→leaf paths of [session.Entry] values and returns payloads
+// ([Result.Entry], [BranchResult.Entry]) for the caller to append.
+//
+// The behaviour follows spec/compaction.md; where it is silent, pi 1.6
+// (spec/pi-1.6-changes.md over spec/pi-reference.md); where both are silent,
+// the decisions below. Every pi bug of pi-reference §10.1 that touches this
+// package is fixed and listed at the end.
+//
+// # Using it
+//
+// A compaction:
+//
+//	prep, err := compaction.Prepare(path, settings) // path: root→leaf entries
+//	// errors.Is(err, compaction.ErrNothingToCompact / ErrAlreadyCompacted):
+//	// report err's Reason, write nothing.
+//	res, err := compaction.Compact(ctx, prep, compaction.Options{
+//		Provider: p, Model: m, ThinkingLevel: ctx.ThinkingLevel,
+//		CustomInstructions: text, Progress: show,
+//	})
+//	// append res.Entry() as a child of the leaf.
+//
+// A branch summary when navigating from oldPath's leaf to target:
+//
+//	br := compaction.CollectBranch(oldPath, targetPath)
+//	leaf, editorText, err := compaction.NewLeaf(target)
+//	bp, err := compaction.PrepareBranch(br.Entries, compaction.BranchBudget(m, reserve))
+//	res, err := compaction.SummarizeBranch(ctx, bp, opts)
+//	// errors.Is(err, ErrNothingToSummarize): no entry, just move the leaf.
+//	// Otherwise append res.Entry(br.OldLeafID) as a child of leaf.
+//
+// Without a provider (offline) both build the summary by code. With one,
+// they fall back to code when the model cannot do it, and say so in the
+// result and in the stored details. A cancelled ctx returns an error
+// wrapping the context's error and no result, so nothing is written.
+//
+// # Preparation
+//
+// [Prepare] works on the projection: the path as the model sees it, that is
+// the latest compaction, the entries it kept (from its firstKeptEntryId on),
+// then every entry after it (pi 1.6). Compactions older than the latest that
+// fall inside its kept range are left out, as [session.BuildContext] leaves
+// them out. Entries the model does not see (model and thinking changes,
+// labels, session info, extension state, empty branch summaries) stay in
+// the projection as invisible entries.
+//
+//  1. The last entry is a compaction: [ErrAlreadyCompacted].
+//  2. The span to summarize starts at the previous compaction's kept entry
+//     (so what it kept is summarized now or kept again), or right after the
+//     compaction when that entry is not on the path.
+//  3. Cut points are the entries the model sees except tool results (a
+//     result stays with its call), unknown roles and summaries of earlier
+//     compactions: user, assistant, bash execution, custom messages,
+//     non-empty branch summaries.
+//  4. The keep-recent walk goes back from the newest entry adding the
+//     chars/4 estimate of every entry the model sees (custom messages and
+//     branch summaries included, C7a; images count 1,200 tokens). Where the
+//     sum reaches keepRecentTokens, the cut is the first cut point at or
+//     after that entry; if there is none, because the newest tool results
+//     alone exceed the budget, the last cut point (C7b). If the sum never
+//     reaches it, the first cut point: everything is kept.
+//  5. The scan-back pulls the invisible entries right before the cut into
+//     the kept part; it stops at any entry the model sees (C7c) and may
+//     cross into the previous compaction's kept range (C7e).
+//  6. The turn is split when the cut point the walk chose is not a turn
+//     start (user, bash execution, custom message, branch or compaction
+//     summary; C6a, C6b). The split turn's first part, from the nearest
+//     turn start before the cut, is summarized on its own (the turn
+//     prefix); the history before it normally. No turn start before the
+//     cut (a span that begins mid-turn) means no split.
+//  7. Nothing in either span: [ErrNothingToCompact] (C4), or
+//     [ErrAlreadyCompacted] when nothing the model sees follows the latest
+//     compaction. The error's Reason says why in a sentence.
+//  8. TokensBefore is the size of the context being replaced: the newest
+//     valid usage plus chars/4 for the messages after it; but when that
+//     usage belongs to a message at or before the latest compaction, it
+//     measured a context that no longer exists, and every message is
+//     estimated instead (C5).
+//  9. File operations accumulate: the previous compaction's lists (unless
+//     an extension wrote it, which breaks the chain as in pi), the read,
+//     write and edit calls with a "path" argument in both spans, the calls a
+//     script tool lists in its result's details.nestedCalls
+//     ({"name", "arguments"} records), and the lists of branch summaries
+//     inside the span. Paths are kept as written; lists sort in JavaScript
+//     order (UTF-16 code units); a file both read and modified is listed as
+//     modified.
+//
+// Messages of roles Prime does not know (pi's system messages among them)
+// stop the scan-back but are neither cut points nor summarized.
+//
+// # Summary requests
+//
+// Each request is one user message after Prime's system prompt: the
+// transcript in <conversation> tags, the summary being updated in
+// <previous-summary> tags, the task (initial, update, turn prefix or
+// branch; our own words), and last the user's instructions in
+// <user-instructions> tags with a sentence saying they win over the task.
+// Last is where a model weighs instructions most; that is what "high
+// priority" means here. The instructions reach every request (history,
+// turn prefix, branch, every part of a folded span) and are stored, trimmed,
+// on the compaction entry.
+//
+// History and branch summaries follow the spec's format: Goal; Constraints &
+// Preferences; Progress (Done, In Progress, Blocked); Key Decisions;
+// Reasoning Digest; Next Steps; Critical Context. Code appends the
+// <read-files> and <modified-files> lists (pi's layout) and strips the lists
+// a previous summary carries before reusing it, so they never repeat. A
+// turn prefix has three sections (Turn Request, Done in This Turn So Far,
+// Needed to Follow the Rest). A split turn's summary is the history summary,
+// a separator ("---" and a bold line), then the turn prefix summary; the two
+// requests are made one after the other, history first.
+//
+// The output limit is min(⌊0.8 × reserveTokens⌋, the model's output limit),
+// for every kind of request (a branch uses branchSummary.reserveTokens). The
+// reasoning option is the session's thinking level when the model reasons
+// and the level is not off. Requests ask the provider not to cache. An
+// answer stopped at the output limit is rejected, as is an empty one; the
+// usage of every answer, failed ones included, is summed into the entry's
+// usage.
+//
+// # The request projection
+//
+// The transcript (spec "Message Serialization") is built from the messages
+// as the model sees them ([session.ToLLM]) into new text; session data is
+// never changed. Parts are separated by a blank line: [User], [Assistant
+// reasoning], [Assistant], [Assistant tool calls] (name#id(key=<json>, …) in
+// stored argument order, JSON as JavaScript prints it) and [Tool result
+// name#id error=<bool>]. The open questions of pi-reference §4.6 are
+// settled so:
+//
+//   - Images become [image] (set off from neighbouring text by a space).
+//   - A tool result is useless, and dropped, when it has no text but white
+//     space, no image, and is not an error. An empty error is kept (the
+//     failure is information) with the body "(no output)"; an image-only
+//     result reads [image].
+//   - A tool result is orphaned, and dropped, when no assistant message
+//     earlier in the same request has a call with its (non-empty) id. It is
+//     decided per request, so after rounds are dropped too.
+//   - The newest three shown results keep their body; older ones read
+//     [tool result] with name, id and error flag intact. A kept body is
+//     bounded to its first and last 2,000 UTF-16 units around a marker
+//     saying how much was left out (surrogate pairs are never split): heads
+//     say what ran, tails how it ended. User and assistant text is not cut.
+//   - Reasoning is left out when the summarizer is Claude-family: served
+//     over the Anthropic Messages API, by the "anthropic" provider, or with
+//     "claude" in its model id (Claude behind Bedrock, Vertex, OpenRouter or
+//     a proxy), all case-insensitive. Redacted reasoning is never shown.
+//   - The same projection serves the turn prefix and branch summaries; each
+//     request counts its own newest three.
+//   - A user round starts at each turn start the model sees (a user
+//     message, a bash execution not excluded from context, a custom
+//     message, a summary). Messages before the first one, in a span that
+//     starts mid-turn, are a round of their own: the oldest, dropped first.
+//   - The previous summary is never dropped or cut from a request. When it
+//     leaves less than 256 tokens for the conversation, the model is not
+//     asked; the deterministic summarizer carries it forward.
+//   - "Overflow" is errors.Is(err, llm.ErrContextOverflow): the llm layer
+//     classifies the vendors' wording; this package never parses it.
+//
+// # Never stuck
+//
+// Before sending, the transcript's budget is the summarizer's context
+// window (128,000 tokens when unknown) less the output limit, the system
+// prompt and the rest of the user message, all by chars/4. If the
+// transcript does not fit with 3 tool bodies, 1 is tried, then 0. If it
+// still does not fit, the span is folded: as many of the oldest rounds as
+// fit go in a first request, and each further request updates the summary
+// so far with the next rounds (the update prompt). Dropping old rounds
+// instead would lose first the user's original task and constraints, which
+// matter most after a compaction. A single round larger than the budget is
+// bounded head and tail.
+//
+// If the provider still answers with a context overflow, at most two
+// smaller retries follow: retry r drops the r oldest rounds while another
+// remains, keeps 1 and then 0 tool bodies, and bounds the transcript to
+// (4−r)/4 of the budget (head and tail, half each), since the estimate
+// proved too low.
+//
+// When the model cannot do it — overflow after the retries, an answer cut
+// off at the output limit, an empty answer, or any error left after the
+// provider's own retries — or there is no model, the deterministic
+// summarizer writes the summary from the summary so far and the messages not
+// yet summarized. It never takes over after a cancellation. Its summary has
+// the same sections: the user's requests and the sentences stating rules or
+// preferences, word for word; the tool actions that succeeded (grouped, with
+// counts), failed (with the start of the error) or have no result yet; the
+// user's shell commands with their exit codes; the latest request as In
+// Progress and as the first next step, and the last error to check; the last
+// assistant message, branch summaries and extension messages as context.
+// Key Decisions and Reasoning Digest say they were not recorded. A previous
+// summary in this format is merged section by section (anything else is
+// carried into Critical Context verbatim), and the result is bounded to the
+// output limit by keeping the first and newest items of each list. The
+// summary says it was built by code and why; details carry
+// "summarizer": "deterministic" and "deterministicReason" next to pi's
+// readFiles and modifiedFiles arrays, and the next compaction's update prompt
+// asks the model to rewrite such a summary properly.
+//
+// # Branch summaries
+//
+// [CollectBranch] finds the common ancestor (the first entry on the target's
+// path, walking up, that is on the old path) and collects the old path's
+// entries after it, compactions included. [PrepareBranch] takes messages
+// newest first until the budget (the model's window less
+// branchSummary.reserveTokens) would be passed; a compaction or branch
+// summary that passes it is still taken while less than 90 % is used.
+// [SummarizeBranch] uses the branch prompt, the same projection, ladder and
+// fallback, opens the summary with a two-line preamble and ends it with the
+// branch's file lists. [NewLeaf]: a user message or custom_message target
+// moves the leaf to its parent and hands its text back for editing; any
+// other target becomes the leaf.
+//
+// # pi bugs fixed (pi-reference §10.1)
+//
+//   - #4: a branch summary's fromId is the entry navigated from (the old
+//     leaf), as the spec defines it; pi stores the new position.
+//   - #6 (and its variants C7d, C7e): a metadata entry right before a
+//     turn-start cut no longer makes the previous, complete turn a split
+//     turn's prefix. The kept part still starts at the metadata entry, but
+//     the split is decided on the cut point itself: no split, and the
+//     previous turn is summarized as history.
+//   - #7: oversized trailing tool results no longer mean "nothing
+//     summarized"; the cut falls back to the last cut point (as pi 1.6).
+//   - #8, #9, #23: custom messages and branch summaries count in the walk;
+//     the span starts at the previous kept entry; all-zero usage is no
+//     usage (the latter two through [session] as well).
+//   - #10: a split turn with no history keeps the previous summary (pi
+//     1.6), without repeating its file lists (pi 1.6 repeats them).
+//   - #11: /compact instructions reach the turn prefix request too, and
+//     every other request.
+//   - #12: the split turn's two requests run one after the other.
+//   - #13, #14: a summary cut off at the output limit is never stored,
+//     branch summaries included; the output limit never exceeds the
+//     model's; the reasoning option follows the session's thinking level.
+//   - #20: branch summaries see tool results, take file operations from
+//     every collected entry (not only those within the budget) and from
+//     compactions' details; compactions take branch summaries' file lists.
+//   - #22: a branch with nothing to summarize gets no summary entry.
+//   - C4 (pi before 1.6): no model call with an empty conversation.
+//
+// Deliberately not changed, for compatibility with pi's numbers: paths are
+// not normalised (#21), excluded bash executions count in estimates (#24),
+// and branch collection does not stop at a compaction (#5).
+package compaction

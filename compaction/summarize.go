@@ -1,0 +1,567 @@
+package compaction
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/prime-agent/prime/llm"
+	"github.com/prime-agent/prime/session"
+)
+
+// Options say who writes a summary and how.
+type Options struct {
+	// Provider is the summarizer. Nil means no model (offline): the
+	// deterministic summarizer builds the summary by code.
+	Provider llm.Provider
+	// Model is the summarizer model: its context window bounds the request,
+	// its output limit caps the answer, Reasoning enables ThinkingLevel.
+	Model llm.Model
+	// ThinkingLevel is the session's thinking level, passed as the reasoning
+	// option when the model reasons and the level is not off.
+	ThinkingLevel llm.ThinkingLevel
+	// CustomInstructions are the user's instructions (/compact TEXT, or the
+	// branch summary's custom prompt). They reach every request with high
+	// priority and are stored on the compaction entry.
+	CustomInstructions string
+	// ReplaceInstructions makes CustomInstructions the whole task of a
+	// branch summary request instead of an addition to Prime's (pi's
+	// replaceInstructions). Compaction ignores it.
+	ReplaceInstructions bool
+	// ReserveTokens is branchSummary.reserveTokens for [SummarizeBranch]
+	// (0 means the default); compaction uses the preparation's settings.
+	ReserveTokens int
+	// Progress, when set, is told what the summarizer is doing. It is
+	// called on the caller's goroutine and must not block for long.
+	Progress func(Progress)
+}
+
+// Phase names the part of the work a [Progress] report is about.
+type Phase string
+
+// The phases of a summary.
+const (
+	PhaseHistory       Phase = "history"       // summarizing the history before the kept part
+	PhaseTurnPrefix    Phase = "turnPrefix"    // summarizing the first part of a split turn
+	PhaseBranch        Phase = "branch"        // summarizing a branch being left
+	PhaseDeterministic Phase = "deterministic" // building the summary by code
+)
+
+// ProgressKind says what a [Progress] report announces.
+type ProgressKind int
+
+// Kinds of progress report.
+const (
+	// ProgressRequest: a request goes to the model (Phase, Part, Attempt).
+	ProgressRequest ProgressKind = iota
+	// ProgressText: the model streamed Delta.
+	ProgressText
+	// ProgressRetry: the request did not fit the model's context window; a
+	// smaller one follows (Err says what the provider answered).
+	ProgressRetry
+	// ProgressFallback: no model can write the summary (Reason, and Err when
+	// a model failed); code builds it instead.
+	ProgressFallback
+)
+
+// Progress reports what the summarizer is doing, for a command or user
+// interface to show while the model works.
+type Progress struct {
+	Kind  ProgressKind
+	Phase Phase
+	// Part counts, from 1, the requests of a span folded over several
+	// requests because it is larger than the summarizer's window.
+	Part int
+	// Attempt is 0 for a first request and 1 or 2 for the smaller retries
+	// after a context overflow.
+	Attempt int
+	Delta   string
+	Reason  string
+	Err     error
+}
+
+// Errors for a model answer that cannot be stored. Compaction does not
+// return them: it falls back to the deterministic summarizer and reports
+// them in [Result].ModelError.
+var (
+	// ErrSummaryTruncated means the model hit the output limit before
+	// finishing; a cut-off summary is never stored.
+	ErrSummaryTruncated = errors.New("summary cut off at the output limit")
+	// ErrEmptySummary means the model answered without any text.
+	ErrEmptySummary = errors.New("summarizer answered with no text")
+)
+
+// MaxOverflowRetries is how many smaller requests follow a context-overflow
+// answer before the model is given up on.
+const MaxOverflowRetries = 2
+
+// minTranscriptTokens is the least room for conversation that makes a
+// request worth sending.
+const minTranscriptTokens = 256
+
+// Result is a finished compaction, ready to be stored as a compaction entry
+// (see [Result.Entry]).
+type Result struct {
+	Summary          string
+	FirstKeptEntryID string
+	TokensBefore     int
+	// Details holds the file lists ([Details]) as JSON.
+	Details jsontext.Value
+	// Usage sums every request made, failed ones included; nil when no
+	// model was called.
+	Usage *llm.Usage
+	// CustomInstructions are the user's instructions, stored on the entry.
+	CustomInstructions string
+	// Deterministic reports that code built the summary; FallbackReason
+	// says why and ModelError holds the model's failure, if one failed.
+	Deterministic  bool
+	FallbackReason string
+	ModelError     error
+}
+
+// Entry returns the compaction entry payload for the result.
+func (r *Result) Entry() *session.CompactionEntry {
+	return &session.CompactionEntry{
+		Summary:            r.Summary,
+		FirstKeptEntryID:   r.FirstKeptEntryID,
+		TokensBefore:       r.TokensBefore,
+		Details:            r.Details,
+		CustomInstructions: r.CustomInstructions,
+		Usage:              r.Usage,
+	}
+}
+
+// cancelledError is how a cancelled compaction ends: it wraps the context's
+// error (context.Canceled or context.DeadlineExceeded).
+type cancelledError struct{ err error }
+
+func (e *cancelledError) Error() string { return "compaction cancelled: " + e.err.Error() }
+func (e *cancelledError) Unwrap() error { return e.err }
+
+func isCancelled(err error) bool {
+	var c *cancelledError
+	return errors.As(err, &c)
+}
+
+// spanFailure reports that the model could not summarize a span. It holds
+// what was done before the failure, so code can finish the job.
+type spanFailure struct {
+	reason string
+	err    error
+	// running is the summary so far (the previous summary when nothing
+	// succeeded); remaining are the messages not yet summarized.
+	running   string
+	remaining []session.Message
+}
+
+func (f *spanFailure) Error() string {
+	if f.err != nil {
+		return f.reason + ": " + f.err.Error()
+	}
+	return f.reason
+}
+func (f *spanFailure) Unwrap() error { return f.err }
+
+// summarizer makes the requests of one compaction or branch summary and
+// sums their usage.
+type summarizer struct {
+	opts        Options
+	outputLimit int
+	usage       llm.Usage
+	calls       int
+}
+
+func newSummarizer(opts Options, reserveTokens int) *summarizer {
+	return &summarizer{opts: opts, outputLimit: outputLimit(opts.Model, reserveTokens)}
+}
+
+// outputLimit is the summary's output cap: 80 % of reserveTokens, and never
+// more than the model's own limit. 0 leaves the model's limit in force.
+func outputLimit(m llm.Model, reserveTokens int) int {
+	limit := reserveTokens * 8 / 10
+	if m.MaxTokens > 0 && (limit <= 0 || m.MaxTokens < limit) {
+		limit = m.MaxTokens
+	}
+	return max(limit, 0)
+}
+
+// reasoning is the request's reasoning option: the session's thinking level
+// when the model reasons and the level is not off.
+func (s *summarizer) reasoning() llm.ThinkingLevel {
+	if !s.opts.Model.Reasoning || s.opts.ThinkingLevel == "" || s.opts.ThinkingLevel == llm.ThinkingOff {
+		return ""
+	}
+	return s.opts.ThinkingLevel
+}
+
+// transcriptOptions projects for this summarizer with n tool bodies.
+func (s *summarizer) transcriptOptions(n int) transcriptOptions {
+	return transcriptOptions{reasoning: !isClaudeFamily(s.opts.Model), toolBodies: n}
+}
+
+// request builds the request for one prompt.
+func (s *summarizer) request(in promptInput) *llm.Request {
+	return &llm.Request{
+		Model:        s.opts.Model,
+		SystemPrompt: systemPrompt,
+		Messages:     []llm.Message{&llm.UserMessage{Content: []llm.Content{llm.Text{Text: promptText(in)}}}},
+		MaxTokens:    s.outputLimit,
+		Reasoning:    s.reasoning(),
+		NoCache:      true,
+	}
+}
+
+// inputBudget is the room for the transcript in a request: the model's
+// context window less the output reserve, the system prompt and the rest of
+// the user message (task, instructions, previous summary), by chars/4.
+func (s *summarizer) inputBudget(in promptInput) int {
+	window := s.opts.Model.ContextWindow
+	if window <= 0 {
+		window = DefaultContextWindow
+	}
+	reserve := s.outputLimit
+	if reserve == 0 {
+		reserve = DefaultReserveTokens * 8 / 10
+	}
+	in.transcript = ""
+	return window - reserve - tokensOf(systemPrompt) - tokensOf(promptText(in))
+}
+
+func (s *summarizer) progress(p Progress) {
+	if s.opts.Progress != nil {
+		s.opts.Progress(p)
+	}
+}
+
+// summarizeSpan has the model summarize messages, updating previous when it
+// is set. It never sends more than the model's window holds: the transcript
+// is shrunk (tool bodies 3 → 1 → 0) and, when even that does not fit, the
+// span is folded over several requests, oldest rounds first, each request
+// updating the summary of the ones before (see [summarizer.fit]). A request
+// the provider still finds too large is retried smaller
+// ([summarizer.send]). The error is a *spanFailure when the model cannot do
+// it, or a *cancelledError.
+func (s *summarizer) summarizeSpan(ctx context.Context, k kind, msgs []session.Message, previous string, previousDeterministic bool) (string, error) {
+	rs := rounds(msgs)
+	running := previous
+	for part := 1; len(rs) > 0; part++ {
+		in := promptInput{
+			kind:                  k,
+			previous:              running,
+			previousDeterministic: previousDeterministic && part == 1,
+			instructions:          s.opts.CustomInstructions,
+			replaceTask:           s.opts.ReplaceInstructions && k == kindBranch,
+		}
+		budget := s.inputBudget(in)
+		if budget < minTranscriptTokens {
+			return "", &spanFailure{
+				reason:    fmt.Sprintf("the summarizer's context window (%d tokens) has no room left for the conversation", s.opts.Model.ContextWindow),
+				running:   running,
+				remaining: flatten(rs),
+			}
+		}
+		n, bodies := s.fit(rs, budget)
+		out, err := s.send(ctx, in, rs[:n], bodies, budget, part)
+		if err != nil {
+			if isCancelled(err) {
+				return "", err
+			}
+			return "", &spanFailure{reason: "the summarizer model failed", err: err, running: running, remaining: flatten(rs)}
+		}
+		running = out
+		rs = rs[n:]
+	}
+	return running, nil
+}
+
+// fit chooses how many leading rounds of rs the next request covers and how
+// many tool bodies it keeps, so that its transcript fits budget tokens:
+// all rounds with 3, 1 or 0 tool bodies if one of those fits; else as many
+// rounds as fit with no tool bodies (at least one: an oversized round is
+// bounded by [headTail] in [summarizer.send]), then as many bodies as still
+// fit.
+func (s *summarizer) fit(rs [][]session.Message, budget int) (rounds, bodies int) {
+	fits := func(msgs []session.Message, n int) bool {
+		return tokensOf(renderTranscript(msgs, s.transcriptOptions(n))) <= budget
+	}
+	all := flatten(rs)
+	for _, n := range []int{DefaultToolBodies, 1, 0} {
+		if fits(all, n) {
+			return len(rs), n
+		}
+	}
+	used := 0
+	for rounds < len(rs) {
+		size := tokensOf(renderTranscript(rs[rounds], s.transcriptOptions(0))) + 1
+		if used+size > budget {
+			break
+		}
+		used += size
+		rounds++
+	}
+	rounds = max(rounds, 1)
+	chunk := flatten(rs[:rounds])
+	for _, n := range []int{DefaultToolBodies, 1} {
+		if fits(chunk, n) {
+			return rounds, n
+		}
+	}
+	return rounds, 0
+}
+
+// send makes one request for the rounds rs and, when the provider answers
+// that it does not fit the context window, at most [MaxOverflowRetries]
+// smaller ones (see [summarizer.attempt]).
+func (s *summarizer) send(ctx context.Context, in promptInput, rs [][]session.Message, bodies, budget, part int) (string, error) {
+	var err error
+	for attempt := 0; attempt <= MaxOverflowRetries; attempt++ {
+		var out string
+		out, err = s.call(ctx, s.attempt(in, rs, bodies, budget, attempt), in.kind.phase(), part, attempt)
+		if err == nil {
+			return out, nil
+		}
+		if isCancelled(err) || !errors.Is(err, llm.ErrContextOverflow) {
+			return "", err
+		}
+		if attempt < MaxOverflowRetries {
+			s.progress(Progress{Kind: ProgressRetry, Phase: in.kind.phase(), Part: part, Attempt: attempt + 1, Err: err})
+		}
+	}
+	return "", fmt.Errorf("request still too large after %d smaller retries: %w", MaxOverflowRetries, err)
+}
+
+// attempt builds the request of one attempt for the rounds rs. Attempt 0
+// sends rs with the chosen number of tool bodies. Retry r (1 or 2) drops the
+// r oldest rounds while another remains, keeps 1 and then 0 tool bodies,
+// and lowers the bound to (4-r)/4 of the budget, since the estimate proved
+// too low. Whenever the transcript exceeds the bound (one oversized round,
+// say), its head and tail are kept and the middle left out.
+func (s *summarizer) attempt(in promptInput, rs [][]session.Message, bodies, budget, attempt int) *llm.Request {
+	drop := min(attempt, len(rs)-1)
+	n := bodies
+	if attempt == 1 {
+		n = min(n, 1)
+	} else if attempt >= 2 {
+		n = 0
+	}
+	limit := budget * (4 - min(attempt, 2)) / 4
+	text := renderTranscript(flatten(rs[drop:]), s.transcriptOptions(n))
+	if tokensOf(text) > limit {
+		units := max(limit*4-100, 0)
+		text = headTail(text, units/2, units-units/2)
+	}
+	in.transcript = text
+	return s.request(in)
+}
+
+// call sends one request and returns the summary text. Text deltas are
+// passed to Progress as they stream. The usage of every answer is added up,
+// whatever its outcome. A cancelled context gives a *cancelledError; an
+// answer cut off at the output limit or without text is an error (never a
+// summary).
+func (s *summarizer) call(ctx context.Context, req *llm.Request, phase Phase, part, attempt int) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", &cancelledError{err}
+	}
+	s.progress(Progress{Kind: ProgressRequest, Phase: phase, Part: part, Attempt: attempt})
+	msg, err := llm.Collect(s.relay(s.opts.Provider.Stream(ctx, req), phase, part, attempt))
+	if msg != nil {
+		s.usage = s.usage.Add(msg.Usage)
+		s.calls++
+	}
+	if cerr := ctx.Err(); cerr != nil {
+		return "", &cancelledError{cerr}
+	}
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return "", &cancelledError{err}
+		}
+		return "", err
+	}
+	switch msg.StopReason {
+	case llm.StopReasonLength:
+		return "", ErrSummaryTruncated
+	case llm.StopReasonError, llm.StopReasonAborted:
+		if msg.ErrorMessage != "" {
+			return "", fmt.Errorf("summarizer stopped (%s): %s", msg.StopReason, msg.ErrorMessage)
+		}
+		return "", fmt.Errorf("summarizer stopped (%s)", msg.StopReason)
+	}
+	text := strings.TrimSpace(msg.Text())
+	if text == "" {
+		return "", ErrEmptySummary
+	}
+	return text, nil
+}
+
+// relay passes a stream through, reporting its text deltas.
+func (s *summarizer) relay(events iter.Seq[llm.Event], phase Phase, part, attempt int) iter.Seq[llm.Event] {
+	if s.opts.Progress == nil {
+		return events
+	}
+	return func(yield func(llm.Event) bool) {
+		for ev := range events {
+			if ev.Type == llm.EventTextDelta && ev.Delta != "" {
+				s.progress(Progress{Kind: ProgressText, Phase: phase, Part: part, Attempt: attempt, Delta: ev.Delta})
+			}
+			if !yield(ev) {
+				return
+			}
+		}
+	}
+}
+
+// usagePtr returns the summed usage, or nil when no answer came back.
+func (s *summarizer) usagePtr() *llm.Usage {
+	if s.calls == 0 {
+		return nil
+	}
+	u := s.usage
+	return &u
+}
+
+// fallback is the outcome of giving the job to the deterministic summarizer.
+type fallback struct {
+	reason string
+	err    error
+}
+
+// fallbackFrom turns a model failure into a fallback, reporting it.
+func (s *summarizer) fallbackFrom(phase Phase, f *spanFailure) fallback {
+	fb := fallback{reason: f.reason, err: f.err}
+	if f.err != nil {
+		fb.reason = f.reason + ": " + f.err.Error()
+	}
+	s.progress(Progress{Kind: ProgressFallback, Phase: phase, Reason: fb.reason, Err: f.err})
+	return fb
+}
+
+// offlineReason is the reason recorded when there is no model at all.
+const offlineReason = "no summarizer model was available (offline)"
+
+// Compact writes the summary a preparation calls for and returns the
+// compaction to store. With a provider, the model summarizes the history
+// (updating the previous summary) and, for a split turn, the turn's first
+// part after it, one request after the other; the two are merged. Without
+// one, or when the model cannot do it (context overflow after the retries,
+// an answer cut off at the output limit, an empty answer, any error left
+// after the provider's own retries), the deterministic summarizer builds
+// the summary by code and the result says so. The file lists are appended
+// by code either way.
+//
+// Compact never returns a partial result: if ctx is cancelled at any point
+// it returns an error wrapping the context's error and nothing else.
+func Compact(ctx context.Context, prep *Preparation, opts Options) (*Result, error) {
+	if prep == nil {
+		return nil, errors.New("compaction: no preparation")
+	}
+	if len(prep.MessagesToSummarize) == 0 && len(prep.TurnPrefixMessages) == 0 {
+		return nil, notCompactable(ErrNothingToCompact, "the preparation has no messages to summarize")
+	}
+	if prep.FirstKeptEntryID == "" {
+		return nil, errors.New("compaction: the preparation has no first kept entry")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, &cancelledError{err}
+	}
+	s := newSummarizer(opts, prep.Settings.ReserveTokens)
+	summary, fb, err := s.compactSummary(ctx, prep)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, &cancelledError{err}
+	}
+	fileLists, details := finish(prep.FileOps, fb)
+	res := &Result{
+		Summary:            summary + fileLists,
+		FirstKeptEntryID:   prep.FirstKeptEntryID,
+		TokensBefore:       prep.TokensBefore,
+		Details:            details,
+		Usage:              s.usagePtr(),
+		CustomInstructions: strings.TrimSpace(opts.CustomInstructions),
+	}
+	if fb != nil {
+		res.Deterministic, res.FallbackReason, res.ModelError = true, fb.reason, fb.err
+	}
+	return res, nil
+}
+
+// finish renders the file lists appended to a summary and the details
+// stored with it, marked when code built the summary.
+func finish(files FileOps, fb *fallback) (fileLists string, details jsontext.Value) {
+	readFiles, modifiedFiles := files.Lists()
+	d := Details{ReadFiles: readFiles, ModifiedFiles: modifiedFiles}
+	if fb != nil {
+		d.Summarizer, d.DeterministicReason = SummarizerDeterministic, fb.reason
+	}
+	return formatFileLists(readFiles, modifiedFiles), d.Encode()
+}
+
+// offline reports that no model is available and returns the fallback.
+func (s *summarizer) offline() *fallback {
+	s.progress(Progress{Kind: ProgressFallback, Phase: PhaseDeterministic, Reason: offlineReason})
+	return &fallback{reason: offlineReason}
+}
+
+// compactSummary produces the summary text (without file lists).
+func (s *summarizer) compactSummary(ctx context.Context, prep *Preparation) (string, *fallback, error) {
+	history, prefix := prep.MessagesToSummarize, prep.TurnPrefixMessages
+	split := prep.IsSplitTurn && len(prefix) > 0
+	if !split {
+		history = append(history[:len(history):len(history)], prefix...) // a split without prefix is no split
+		prefix = nil
+	}
+	// The previous summary's file lists are recomputed and appended again
+	// below; a copy inside the summary would repeat them.
+	previous := stripFileLists(prep.PreviousSummary)
+	limit := s.deterministicLimit()
+	if s.opts.Provider == nil {
+		fb := s.offline()
+		return deterministicSummary(append(history[:len(history):len(history)], prefix...), previous, s.opts.CustomInstructions, fb.reason, limit), fb, nil
+	}
+
+	summary := previous // a split turn with no history keeps it (pi-reference §10.1 #10)
+	if len(history) > 0 {
+		text, err := s.summarizeSpan(ctx, kindHistory, history, previous, prep.PreviousSummarizer == SummarizerDeterministic)
+		var f *spanFailure
+		if errors.As(err, &f) {
+			fb := s.fallbackFrom(PhaseHistory, f)
+			rest := append(f.remaining[:len(f.remaining):len(f.remaining)], prefix...)
+			return deterministicSummary(rest, f.running, s.opts.CustomInstructions, fb.reason, limit), &fb, nil
+		}
+		if err != nil {
+			return "", nil, err
+		}
+		summary = text
+	}
+	if !split {
+		return summary, nil, nil
+	}
+	turn, err := s.summarizeSpan(ctx, kindTurnPrefix, prefix, "", false)
+	var f *spanFailure
+	if errors.As(err, &f) {
+		fb := s.fallbackFrom(PhaseTurnPrefix, f)
+		return deterministicSummary(prefix, summary, s.opts.CustomInstructions, fb.reason, limit), &fb, nil
+	}
+	if err != nil {
+		return "", nil, err
+	}
+	if summary == "" {
+		summary = noHistory
+	}
+	return summary + splitTurnSeparator + turn, nil, nil
+}
+
+// deterministicLimit bounds a summary built by code to what a model's
+// summary could be: the output limit, or 80 % of the default reserve.
+func (s *summarizer) deterministicLimit() int {
+	if s.outputLimit > 0 {
+		return s.outputLimit
+	}
+	return DefaultReserveTokens * 8 / 10
+}
