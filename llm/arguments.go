@@ -80,15 +80,17 @@ func (a Arguments) Members() iter.Seq2[string, jsontext.Value] {
 			return
 		}
 		for dec.PeekKind() == '"' {
-			name, err := dec.ReadToken()
+			tok, err := dec.ReadToken()
 			if err != nil {
 				return
 			}
+			// The token is only valid until the next read.
+			name := tok.String()
 			val, err := dec.ReadValue()
 			if err != nil {
 				return
 			}
-			if !yield(name.String(), val) {
+			if !yield(name, val) {
 				return
 			}
 		}

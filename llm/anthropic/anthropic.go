@@ -75,6 +75,9 @@ func New(cfg Config) *Provider { return &Provider{cfg: cfg} }
 // String describes the provider without its key.
 func (p *Provider) String() string { return "anthropic provider " + p.cfg.BaseURL }
 
+// GoString describes the provider without its key, for %#v.
+func (p *Provider) GoString() string { return p.String() }
+
 // ThinkingBudgets are the token budgets of the thinking levels for models
 // with budgeted thinking.
 var thinkingBudgets = map[llm.ThinkingLevel]int{

@@ -80,6 +80,9 @@ func New(cfg Config) *Provider { return &Provider{cfg: cfg} }
 // String describes the provider without its key.
 func (p *Provider) String() string { return "openai-completions provider " + p.cfg.BaseURL }
 
+// GoString describes the provider without its key, for %#v.
+func (p *Provider) GoString() string { return p.String() }
+
 func (p *Provider) baseURL(m llm.Model) string {
 	base := m.BaseURL
 	if base == "" {
