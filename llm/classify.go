@@ -42,12 +42,13 @@ var overflowWording = regexp.MustCompile(`(?i)` + strings.Join([]string{
 // bodylessOverflow matches a 400 or 413 answered without a body, which is how
 // Cerebras and Mistral report an overflow. An optional "provider:" prefix (the
 // form of [APIError.Error]) is allowed.
-var bodylessOverflow = regexp.MustCompile(`(?i)^(?:[\w.-]+:\s*)?4(?:00|13)\s*(?:status code)?\s*\(no body\)`)
+var bodylessOverflow = regexp.MustCompile(`(?i)^(?:[\w.-]+:\s*)?4(?:00|13):?\s*(?:status code)?\s*\(no body\)`)
 
 // throttlingWording matches texts that mention tokens but mean throttling,
-// such as Bedrock's "ThrottlingException: Too many tokens, please wait". They
+// such as Bedrock's "ThrottlingException: Too many tokens, please wait" or a
+// tokens-per-minute quota. They
 // veto an overflow match: waiting helps, compaction does not.
-var throttlingWording = regexp.MustCompile(`(?i)^(?:[\w.-]+:\s*)?(?:\d{3}\s+)?(?:Throttling error|Service unavailable):|rate limit|too many requests`)
+var throttlingWording = regexp.MustCompile(`(?i)^(?:[\w.-]+:\s*)?(?:\d{3}\s+)?(?:Throttling error|Service unavailable):|throttl|rate[ _-]?limit|too many requests|tokens per (?:minute|min\b|day)`)
 
 // IsOverflowText reports whether an error text says the request overflowed
 // the model's context window, in any provider's wording Prime knows.
