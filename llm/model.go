@@ -106,13 +106,15 @@ type ModelCost struct {
 	CacheWrite float64 `json:"cacheWrite"`
 }
 
-// CostOf prices a usage at the model's rates.
+// CostOf prices a usage at the model's rates. The arithmetic is pi's
+// (price / 1e6 × tokens, then the sum in field order), so the floating-point
+// results, and the stored message, are the same bytes pi writes.
 func (m Model) CostOf(u Usage) Cost {
 	c := Cost{
-		Input:      float64(u.Input) * m.Cost.Input / 1e6,
-		Output:     float64(u.Output) * m.Cost.Output / 1e6,
-		CacheRead:  float64(u.CacheRead) * m.Cost.CacheRead / 1e6,
-		CacheWrite: float64(u.CacheWrite) * m.Cost.CacheWrite / 1e6,
+		Input:      m.Cost.Input / 1e6 * float64(u.Input),
+		Output:     m.Cost.Output / 1e6 * float64(u.Output),
+		CacheRead:  m.Cost.CacheRead / 1e6 * float64(u.CacheRead),
+		CacheWrite: m.Cost.CacheWrite / 1e6 * float64(u.CacheWrite),
 	}
 	c.Total = c.Input + c.Output + c.CacheRead + c.CacheWrite
 	return c

@@ -114,15 +114,47 @@ type Reply struct {
 	ErrorType    string `json:"errorType,omitzero"`
 	ErrorMessage string `json:"errorMessage,omitzero"`
 	// RetryAfter is sent as the Retry-After header (whole seconds).
-	RetryAfter time.Duration `json:"retryAfter,omitzero,format:sec"`
+	RetryAfter time.Duration `json:"-"`
 	// Overflow answers with the vendor's context-overflow error (the
 	// server flavour's own wording and status).
 	Overflow bool `json:"overflow,omitzero"`
 	// Delay is slept before each event: a slow stream.
-	Delay time.Duration `json:"delay,omitzero,format:sec"`
+	Delay time.Duration `json:"-"`
 	// Raw is sent verbatim as the SSE body (a recorded transcript).
 	Raw string `json:"raw,omitzero"`
 }
+
+// replyJSON is Reply's JSON form, with durations in seconds.
+type replyJSON struct {
+	Parts        []Part  `json:"parts,omitzero"`
+	Status       int     `json:"status,omitzero"`
+	ErrorType    string  `json:"errorType,omitzero"`
+	ErrorMessage string  `json:"errorMessage,omitzero"`
+	RetryAfter   float64 `json:"retryAfter,omitzero"`
+	Overflow     bool    `json:"overflow,omitzero"`
+	Delay        float64 `json:"delay,omitzero"`
+	Raw          string  `json:"raw,omitzero"`
+}
+
+// UnmarshalJSONFrom reads a reply; retryAfter and delay are in seconds.
+func (r *Reply) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	var w replyJSON
+	if err := json.UnmarshalDecode(dec, &w); err != nil {
+		return err
+	}
+	*r = Reply{Parts: w.Parts, Status: w.Status, ErrorType: w.ErrorType, ErrorMessage: w.ErrorMessage,
+		RetryAfter: seconds(w.RetryAfter), Overflow: w.Overflow, Delay: seconds(w.Delay), Raw: w.Raw}
+	return nil
+}
+
+// MarshalJSONTo writes a reply; retryAfter and delay are in seconds.
+func (r Reply) MarshalJSONTo(enc *jsontext.Encoder) error {
+	return json.MarshalEncode(enc, replyJSON{Parts: r.Parts, Status: r.Status, ErrorType: r.ErrorType,
+		ErrorMessage: r.ErrorMessage, RetryAfter: r.RetryAfter.Seconds(), Overflow: r.Overflow,
+		Delay: r.Delay.Seconds(), Raw: r.Raw})
+}
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
 // Stream returns a reply streaming parts.
 func Stream(parts ...Part) Reply { return Reply{Parts: parts} }
