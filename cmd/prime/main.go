@@ -52,7 +52,9 @@ type command struct {
 
 // commands lists every subcommand. Each is defined in its own file.
 func commands() []*command {
-	return []*command{}
+	cmds := []*command{}
+	cmds = append(cmds, modelsCommands()...)
+	return cmds
 }
 
 // Exit statuses.
