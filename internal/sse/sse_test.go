@@ -198,3 +198,33 @@ func FuzzReader(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkReader reads a stream of typical small events (a text delta each).
+func BenchmarkReader(b *testing.B) {
+	var in bytes.Buffer
+	for range 10000 {
+		in.WriteString("event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"some words \"}}\n\n")
+	}
+	data := in.Bytes()
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		r := NewReader(bytes.NewReader(data))
+		for {
+			if _, err := r.Next(); err != nil {
+				break
+			}
+		}
+	}
+}
+
+// BenchmarkReaderLongLine reads one 10 MB data line.
+func BenchmarkReaderLongLine(b *testing.B) {
+	data := []byte("data: " + strings.Repeat("x", 10<<20) + "\n\n")
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		r := NewReader(bytes.NewReader(data))
+		if _, err := r.Next(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
