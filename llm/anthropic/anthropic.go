@@ -20,7 +20,6 @@
 package anthropic
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -39,6 +38,8 @@ import (
 	"github.com/prime-agent/prime/llm/internal/stream"
 	"github.com/prime-agent/prime/llm/retry"
 )
+
+var _ llm.Provider = (*Provider)(nil)
 
 // DefaultBaseURL is Anthropic's API endpoint.
 const DefaultBaseURL = "https://api.anthropic.com"
@@ -90,43 +91,7 @@ var thinkingBudgets = map[llm.ThinkingLevel]int{
 
 // Stream implements [llm.Provider].
 func (p *Provider) Stream(ctx context.Context, req *llm.Request) iter.Seq[llm.Event] {
-	return func(yield func(llm.Event) bool) {
-		ctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		now := time.Now
-		if p.cfg.Now != nil {
-			now = p.cfg.Now
-		}
-		b := stream.New(req.Model, now(), yield)
-		body, err := encodeRequest(req)
-		if err != nil {
-			b.Fail(ctx, fmt.Errorf("%s: %w", req.Model.Provider, err))
-			return
-		}
-		policy := retry.DefaultPolicy()
-		if p.cfg.Retry != nil {
-			policy = *p.cfg.Retry
-		}
-		var resp *http.Response
-		err = retry.Do(ctx, policy, llm.RetryDecision, func(ctx context.Context) error {
-			var err error
-			resp, err = p.send(ctx, req.Model, body)
-			return err
-		})
-		if err != nil {
-			b.Fail(ctx, err)
-			return
-		}
-		defer resp.Body.Close()
-		if err := read(ctx, b, resp.Body); err != nil {
-			b.Fail(ctx, err)
-		}
-	}
-}
-
-// send posts the request and returns a 200 response, or a classified error.
-func (p *Provider) send(ctx context.Context, model llm.Model, body []byte) (*http.Response, error) {
-	base := model.BaseURL
+	base := req.Model.BaseURL
 	if base == "" {
 		base = p.cfg.BaseURL
 	}
@@ -137,45 +102,31 @@ func (p *Provider) send(ctx context.Context, model llm.Model, body []byte) (*htt
 	if !strings.HasSuffix(url, "/v1") {
 		url += "/v1"
 	}
-	url += "/messages"
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", model.Provider, err)
-	}
-	hreq.Header.Set("Content-Type", "application/json")
-	hreq.Header.Set("Accept", "text/event-stream")
-	hreq.Header.Set("anthropic-version", APIVersion)
+	h := http.Header{}
+	h.Set("anthropic-version", APIVersion)
 	if p.cfg.APIKey.IsSet() {
-		hreq.Header.Set("x-api-key", p.cfg.APIKey.Reveal())
+		h.Set("x-api-key", p.cfg.APIKey.Reveal())
 	}
 	for k, v := range p.cfg.Headers {
-		hreq.Header.Set(k, v)
+		h.Set(k, v)
 	}
-	for k, v := range model.Headers {
-		hreq.Header.Set(k, v)
-	}
-	client := p.cfg.HTTPClient
-	if client == nil {
-		client = http.DefaultClient
-	}
-	resp, err := client.Do(hreq)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, context.Cause(ctx)
-		}
-		return nil, stream.ConnectionError(model.Provider, err)
-	}
-	if resp.StatusCode == http.StatusOK {
-		return resp, nil
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	return stream.Run(ctx, req, stream.Call{
+		Client: p.cfg.HTTPClient, Retry: p.cfg.Retry, Now: p.cfg.Now,
+		URL: url + "/messages", Header: h,
+		Encode:     func() ([]byte, error) { return encodeRequest(req) },
+		ParseError: parseError,
+		Read:       read,
+	})
+}
+
+// parseError reads an error response: {"type": "error", "error": {"type",
+// "message"}}, or any other text as the message.
+func parseError(raw []byte) (string, string) {
 	var e errorBody
-	typ, msg := "", strings.TrimSpace(string(raw))
 	if json.Unmarshal(raw, &e, jsonwire.ReadOptions) == nil && e.Error.Message != "" {
-		typ, msg = e.Error.Type, e.Error.Message
+		return e.Error.Type, e.Error.Message
 	}
-	return nil, llm.NewAPIError(model.Provider, resp.StatusCode, typ, msg, llm.ParseRetryAfter(resp.Header, time.Now()))
+	return "", strings.TrimSpace(string(raw))
 }
 
 // errorBody is the body of an error response and of an error event.

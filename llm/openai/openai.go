@@ -47,6 +47,8 @@ import (
 	"github.com/prime-agent/prime/llm/retry"
 )
 
+var _ llm.Provider = (*Provider)(nil)
+
 // DefaultBaseURL is OpenAI's API endpoint.
 const DefaultBaseURL = "https://api.openai.com/v1"
 
@@ -96,77 +98,24 @@ func (p *Provider) baseURL(m llm.Model) string {
 
 // Stream implements [llm.Provider].
 func (p *Provider) Stream(ctx context.Context, req *llm.Request) iter.Seq[llm.Event] {
-	return func(yield func(llm.Event) bool) {
-		ctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		now := time.Now
-		if p.cfg.Now != nil {
-			now = p.cfg.Now
-		}
-		b := stream.New(req.Model, now(), yield)
-		base := p.baseURL(req.Model)
-		c := resolveCompat(req.Model, base)
-		body, err := encodeRequest(req, c)
-		if err != nil {
-			b.Fail(ctx, fmt.Errorf("%s: %w", req.Model.Provider, err))
-			return
-		}
-		policy := retry.DefaultPolicy()
-		if p.cfg.Retry != nil {
-			policy = *p.cfg.Retry
-		}
-		var resp *http.Response
-		err = retry.Do(ctx, policy, llm.RetryDecision, func(ctx context.Context) error {
-			var err error
-			resp, err = p.send(ctx, req.Model, base+"/chat/completions", body)
-			return err
-		})
-		if err != nil {
-			b.Fail(ctx, err)
-			return
-		}
-		defer resp.Body.Close()
-		if err := read(ctx, b, resp.Body); err != nil {
-			b.Fail(ctx, err)
-		}
-	}
-}
-
-// send posts the request and returns a 200 response, or a classified error.
-func (p *Provider) send(ctx context.Context, model llm.Model, url string, body []byte) (*http.Response, error) {
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", model.Provider, err)
-	}
-	hreq.Header.Set("Content-Type", "application/json")
-	hreq.Header.Set("Accept", "text/event-stream")
+	base := p.baseURL(req.Model)
+	h := http.Header{}
 	if p.cfg.APIKey.IsSet() {
-		hreq.Header.Set("Authorization", "Bearer "+p.cfg.APIKey.Reveal())
+		h.Set("Authorization", "Bearer "+p.cfg.APIKey.Reveal())
 	}
 	for k, v := range p.cfg.Headers {
-		hreq.Header.Set(k, v)
+		h.Set(k, v)
 	}
-	for k, v := range model.Headers {
-		hreq.Header.Set(k, v)
-	}
-	client := p.cfg.HTTPClient
-	if client == nil {
-		client = http.DefaultClient
-	}
-	resp, err := client.Do(hreq)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, context.Cause(ctx)
-		}
-		return nil, stream.ConnectionError(model.Provider, err)
-	}
-	if resp.StatusCode == http.StatusOK {
-		return resp, nil
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	typ, msg, _ := parseError(raw)
-	return nil, llm.NewAPIError(model.Provider, resp.StatusCode, typ, msg, llm.ParseRetryAfter(resp.Header, time.Now()))
+	return stream.Run(ctx, req, stream.Call{
+		Client: p.cfg.HTTPClient, Retry: p.cfg.Retry, Now: p.cfg.Now,
+		URL: base + "/chat/completions", Header: h,
+		Encode: func() ([]byte, error) { return encodeRequest(req, resolveCompat(req.Model, base)) },
+		ParseError: func(raw []byte) (string, string) {
+			typ, msg, _ := parseError(raw)
+			return typ, msg
+		},
+		Read: read,
+	})
 }
 
 // parseError reads an error body in any of the shapes compatible servers

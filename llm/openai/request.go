@@ -169,21 +169,25 @@ func reasoning(w *jsonwire.ObjectWriter, req *llm.Request, c compat) {
 	}
 }
 
-func wireTools(tools []llm.Tool) []any {
-	out := make([]any, 0, len(tools))
+// wireTool is a function tool definition.
+type wireTool struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name        string         `json:"name"`
+		Description string         `json:"description,omitzero"`
+		Parameters  jsontext.Value `json:"parameters"`
+	} `json:"function"`
+}
+
+func wireTools(tools []llm.Tool) []wireTool {
+	out := make([]wireTool, 0, len(tools))
 	for _, t := range tools {
-		params := t.Parameters
-		if len(params) == 0 {
-			params = jsontext.Value(`{"type":"object","properties":{}}`)
+		w := wireTool{Type: "function"}
+		w.Function.Name, w.Function.Description, w.Function.Parameters = t.Name, t.Description, t.Parameters
+		if len(w.Function.Parameters) == 0 {
+			w.Function.Parameters = jsontext.Value(`{"type":"object","properties":{}}`)
 		}
-		out = append(out, map[string]any{
-			"type": "function",
-			"function": struct {
-				Name        string         `json:"name"`
-				Description string         `json:"description,omitzero"`
-				Parameters  jsontext.Value `json:"parameters"`
-			}{t.Name, t.Description, params},
-		})
+		out = append(out, w)
 	}
 	return out
 }
