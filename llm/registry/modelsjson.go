@@ -135,12 +135,9 @@ func (r *Registry) apply(data []byte) error {
 			p.baseURL = strings.TrimSuffix(ps.BaseURL, "/")
 		}
 		if ps.APIKey != "" {
-			p.apiKey, p.keySource = ps.APIKey, SourceModelsJSON
+			p.apiKey = ps.APIKey
 		}
 		p.authHeader = p.authHeader || ps.AuthHeader
-		if len(ps.Headers) > 0 {
-			p.headers = ps.Headers
-		}
 		// Provider-level settings reach the built-in models they cover.
 		for i := range r.entries {
 			e := &r.entries[i]

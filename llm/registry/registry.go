@@ -136,9 +136,7 @@ type provider struct {
 	name       string
 	api        string
 	baseURL    string
-	apiKey     string // a value spec: literal, $NAME or !command
-	keySource  string
-	headers    map[string]string // value specs
+	apiKey     string // a value spec: literal, NAME or !command
 	authHeader bool
 }
 
@@ -180,9 +178,9 @@ func Load(opts Options) (*Registry, error) {
 		openaiBase = strings.TrimSuffix(v, "/")
 	}
 	r.providers[llm.ProviderAnthropic] = &provider{name: llm.ProviderAnthropic, api: llm.APIAnthropicMessages,
-		baseURL: anthropic.DefaultBaseURL, apiKey: "ANTHROPIC_API_KEY", keySource: SourceBuiltin}
+		baseURL: anthropic.DefaultBaseURL, apiKey: "ANTHROPIC_API_KEY"}
 	r.providers[llm.ProviderOpenAI] = &provider{name: llm.ProviderOpenAI, api: llm.APIOpenAICompletions,
-		baseURL: openaiBase, apiKey: "OPENAI_API_KEY", keySource: SourceBuiltin}
+		baseURL: openaiBase, apiKey: "OPENAI_API_KEY"}
 	for _, m := range llm.BuiltinModels() {
 		if m.Provider == llm.ProviderOpenAI {
 			m.BaseURL = openaiBase
