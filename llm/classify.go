@@ -94,6 +94,9 @@ func IsContextOverflow(m *AssistantMessage, contextWindow int) bool {
 // text. The overflow wording wins over the status: Anthropic reports an
 // overflow as a 400, some servers as a 413 or even a 500.
 func NewAPIError(provider string, status int, errType, message string, retryAfter time.Duration) *APIError {
+	// The text may be any bytes a server sent; stored messages must be
+	// valid UTF-8.
+	errType, message = strings.ToValidUTF8(errType, "\uFFFD"), strings.ToValidUTF8(message, "\uFFFD")
 	e := &APIError{Provider: provider, StatusCode: status, Type: errType, Message: message, RetryAfter: retryAfter}
 	if message == "" && errType == "" && status != 0 {
 		e.Message = "status code (no body)"

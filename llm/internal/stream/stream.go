@@ -309,7 +309,7 @@ func (b *Builder) Fail(ctx context.Context, err error) {
 		err = fmt.Errorf("%s: request aborted: %w", b.model.Provider, cause)
 	} else {
 		b.msg.StopReason = llm.StopReasonError
-		b.msg.ErrorMessage = err.Error()
+		b.msg.ErrorMessage = strings.ToValidUTF8(err.Error(), "\uFFFD")
 	}
 	b.price()
 	b.emit(llm.Event{Type: llm.EventError, Message: b.msg, Err: err})
