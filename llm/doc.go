@@ -21,5 +21,34 @@
 // Errors are classified so callers can branch on them with errors.Is:
 // [ErrContextOverflow], [ErrRateLimited], [ErrOverloaded], [ErrServer],
 // [ErrConnection], [ErrAuth]; a cancelled request reports
-// [StopReasonAborted] and an error wrapping [context.Canceled].
+// [StopReasonAborted] and an error wrapping [context.Canceled] (an abort,
+// not a failure: [IsAborted]).
+//
+// # Overflow and retries
+//
+// [NewAPIError] classifies a provider failure from its status, type and
+// text. A context overflow is recognised from every provider's wording pi
+// knows (Anthropic, OpenAI, Gemini, xAI, Groq, OpenRouter, vLLM, llama.cpp,
+// LM Studio, Ollama, Mistral, Kimi, MiniMax, z.ai, bodyless 400/413), never
+// from throttling texts that mention tokens; [IsContextOverflow] applies the
+// same test to a stored message and adds pi's usage rules (input beyond the
+// window; an empty answer cut at 99% of it). [RetryDecision] is the policy
+// the providers' retries (package retry) follow: rate limits, overloads,
+// 5xx and broken connections are retried, honouring Retry-After; an
+// overflow, an auth failure or an abort never is.
+//
+// # Models
+//
+// [Model] carries what a provider needs: window, output limit, reasoning
+// style, input kinds, prices (priced with pi's arithmetic by
+// [Model.CostOf], so a stored message's cost is byte-identical to pi's) and,
+// for OpenAI-compatible servers, an [OpenAICompat] block. [BuiltinModels]
+// lists current Anthropic and OpenAI models; package registry adds the
+// user's models.json. Credentials travel as [Secret], which never prints.
+//
+// Decisions where pi is silent: usage from OpenAI-compatible servers counts
+// completion_tokens once (pi adds reasoning tokens a second time); a tool
+// call whose arguments are not valid JSON (cut off by the output limit) is
+// stored with an empty object; redacted thinking is stored as pi stores it,
+// "[Reasoning redacted]" with the payload as its signature.
 package llm

@@ -1,5 +1,7 @@
 package llm
 
+import "github.com/go-json-experiment/json/jsontext"
+
 // Wire APIs Prime speaks. A model names the API its provider serves.
 const (
 	APIAnthropicMessages = "anthropic-messages"
@@ -39,6 +41,61 @@ type Model struct {
 	MaxTokens int `json:"maxTokens"`
 	// Headers are extra HTTP headers sent with every request.
 	Headers map[string]string `json:"headers,omitzero"`
+	// ThinkingStyle tells how a reasoning model served over the Anthropic
+	// Messages API is asked to think: [ThinkingBudgeted] (a token budget,
+	// the default) or [ThinkingAdaptive] (the model decides, steered by an
+	// effort level) or [ThinkingAlwaysOn].
+	ThinkingStyle string `json:"thinkingStyle,omitzero"`
+	// SupportsXHigh reports whether the model accepts the highest reasoning
+	// effort ([ThinkingXHigh]; Anthropic's "max"). Without it xhigh is sent
+	// as high.
+	SupportsXHigh bool `json:"supportsXhigh,omitzero"`
+	// Compat adjusts requests to the quirks of an OpenAI-compatible server.
+	// Nil means detect them from the base URL.
+	Compat *OpenAICompat `json:"compat,omitzero"`
+}
+
+// Thinking styles of the Anthropic Messages API (see [Model.ThinkingStyle]).
+const (
+	ThinkingBudgeted = "budget"   // "thinking": {"type": "enabled", "budget_tokens": N}
+	ThinkingAdaptive = "adaptive" // "thinking": {"type": "adaptive"} plus an effort; off sends "disabled"
+	ThinkingAlwaysOn = "always"   // adaptive, and cannot be turned off (nothing is sent for off)
+)
+
+// OpenAICompat describes how an OpenAI-compatible server departs from
+// OpenAI's own Chat Completions API. Every field is optional; an unset field
+// is detected from the base URL (api.openai.com gets OpenAI's behaviour,
+// other servers the most widely accepted one). The field names are pi's, so
+// a pi models.json "compat" block reads unchanged.
+type OpenAICompat struct {
+	// SupportsStore: the server accepts "store": false.
+	SupportsStore *bool `json:"supportsStore,omitzero"`
+	// SupportsDeveloperRole: a reasoning model takes its system prompt in a
+	// "developer" message rather than a "system" one.
+	SupportsDeveloperRole *bool `json:"supportsDeveloperRole,omitzero"`
+	// SupportsReasoningEffort: the server accepts "reasoning_effort".
+	SupportsReasoningEffort *bool `json:"supportsReasoningEffort,omitzero"`
+	// SupportsUsageInStreaming: the server accepts
+	// "stream_options": {"include_usage": true} (default true).
+	SupportsUsageInStreaming *bool `json:"supportsUsageInStreaming,omitzero"`
+	// MaxTokensField names the output cap: "max_completion_tokens" (OpenAI)
+	// or "max_tokens" (the default for other servers).
+	MaxTokensField string `json:"maxTokensField,omitzero"`
+	// RequiresToolResultName: tool messages must carry the tool's "name".
+	RequiresToolResultName *bool `json:"requiresToolResultName,omitzero"`
+	// RequiresAssistantAfterToolResult: a user message may not directly
+	// follow tool results; an empty assistant message is put between.
+	RequiresAssistantAfterToolResult *bool `json:"requiresAssistantAfterToolResult,omitzero"`
+	// RequiresThinkingAsText: earlier reasoning is sent back as text inside
+	// <thinking> tags instead of in a reasoning field.
+	RequiresThinkingAsText *bool `json:"requiresThinkingAsText,omitzero"`
+	// ThinkingFormat is how reasoning is requested: "openai"
+	// (reasoning_effort, the default), "zai" ("thinking": {"type": ...}) or
+	// "qwen" ("enable_thinking": bool).
+	ThinkingFormat string `json:"thinkingFormat,omitzero"`
+	// OpenRouterRouting is passed to OpenRouter as the request's "provider"
+	// object (e.g. {"only": ["anthropic"]}).
+	OpenRouterRouting jsontext.Value `json:"openRouterRouting,omitzero"`
 }
 
 // ModelCost is a model's price in US dollars per million tokens.
@@ -49,13 +106,15 @@ type ModelCost struct {
 	CacheWrite float64 `json:"cacheWrite"`
 }
 
-// CostOf prices a usage at the model's rates.
+// CostOf prices a usage at the model's rates. The arithmetic is pi's
+// (price / 1e6 × tokens, then the sum in field order), so the floating-point
+// results, and the stored message, are the same bytes pi writes.
 func (m Model) CostOf(u Usage) Cost {
 	c := Cost{
-		Input:      float64(u.Input) * m.Cost.Input / 1e6,
-		Output:     float64(u.Output) * m.Cost.Output / 1e6,
-		CacheRead:  float64(u.CacheRead) * m.Cost.CacheRead / 1e6,
-		CacheWrite: float64(u.CacheWrite) * m.Cost.CacheWrite / 1e6,
+		Input:      m.Cost.Input / 1e6 * float64(u.Input),
+		Output:     m.Cost.Output / 1e6 * float64(u.Output),
+		CacheRead:  m.Cost.CacheRead / 1e6 * float64(u.CacheRead),
+		CacheWrite: m.Cost.CacheWrite / 1e6 * float64(u.CacheWrite),
 	}
 	c.Total = c.Input + c.Output + c.CacheRead + c.CacheWrite
 	return c

@@ -54,6 +54,7 @@ type command struct {
 func commands() []*command {
 	var cmds []*command
 	cmds = append(cmds, settingsCommands()...)
+	cmds = append(cmds, modelsCommands()...)
 	return cmds
 }
 

@@ -5,6 +5,7 @@ package jsonwire
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -221,4 +222,43 @@ func ISOMillis(ts string) int64 {
 		return 0
 	}
 	return t.UnixMilli()
+}
+
+// PositionError is a JSON decoding error located in its input.
+type PositionError struct {
+	Line, Column int    // 1-based
+	Pointer      string // JSON pointer to the value, when known
+	Err          error
+}
+
+// Error formats the error as "line L, column C: ...".
+func (e *PositionError) Error() string {
+	return fmt.Sprintf("line %d, column %d: %v", e.Line, e.Column, e.Err)
+}
+
+// Unwrap returns the decoding error.
+func (e *PositionError) Unwrap() error { return e.Err }
+
+// Located turns a decoding error from json.Unmarshal(data, ...) into a
+// [*PositionError] naming the line and column where it occurred, so a user
+// can find the mistake in a hand-edited file. Errors without a position are
+// returned unchanged.
+func Located(data []byte, err error) error {
+	var off int64 = -1
+	var ptr jsontext.Pointer
+	var se *json.SemanticError
+	var xe *jsontext.SyntacticError
+	switch {
+	case errors.As(err, &xe):
+		off, ptr = xe.ByteOffset, xe.JSONPointer
+	case errors.As(err, &se):
+		off, ptr = se.ByteOffset, se.JSONPointer
+	}
+	if off < 0 {
+		return err
+	}
+	off = min(off, int64(len(data)))
+	line := 1 + bytes.Count(data[:off], []byte("\n"))
+	col := int(off) - bytes.LastIndexByte(data[:off], '\n')
+	return &PositionError{Line: line, Column: col, Pointer: string(ptr), Err: err}
 }

@@ -1,0 +1,186 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// overflowWording matches the texts providers use to say that a request did
+// not fit the model's context window. Each alternative is one vendor's (or
+// server's) wording; matching is case-insensitive. The list follows pi's
+// (pi-reference §3.3) so a session that pi classified reads the same here.
+var overflowWording = regexp.MustCompile(`(?i)` + strings.Join([]string{
+	`prompt is too long`,                                  // Anthropic
+	`request_too_large`,                                   // Anthropic 413 error type
+	`input is too long for requested model`,               // Amazon Bedrock
+	`exceeds the context window`,                          // OpenAI
+	`input token count.*exceeds the maximum`,              // Google Gemini
+	`maximum prompt length is \d+`,                        // xAI
+	`reduce the length of the messages`,                   // Groq
+	`maximum context length is \d+ tokens`,                // OpenAI Chat Completions, OpenRouter, vLLM, DeepSeek
+	`exceeds the limit of \d+`,                            // GitHub Copilot
+	`exceeds the available context size`,                  // llama.cpp server
+	`greater than the context length`,                     // LM Studio
+	`context window exceeds limit`,                        // MiniMax
+	`exceeded model token limit`,                          // Kimi
+	`too large for model with \d+ maximum context length`, // Mistral
+	`model_context_window_exceeded`,                       // z.ai finish reason
+	`prompt too long; exceeded (?:max )?context length`,   // Ollama
+	`context length is only \d+ tokens`,                   // vLLM
+	`input length.*exceeds.*context length`,               // vLLM
+	`is longer than the model'?s context length`,          // Together
+	`context[_ ]length[_ ]exceeded`,                       // generic (OpenAI's error code)
+	`too many tokens`,                                     // generic
+	`token limit exceeded`,                                // generic
+}, "|"))
+
+// bodylessOverflow matches a 400 or 413 answered without a body, which is how
+// Cerebras and Mistral report an overflow. An optional "provider:" prefix (the
+// form of [APIError.Error]) is allowed.
+var bodylessOverflow = regexp.MustCompile(`(?i)^(?:[\w.-]+:\s*)?4(?:00|13):?\s*(?:status code)?\s*\(no body\)`)
+
+// throttlingWording matches texts that mention tokens but mean throttling,
+// such as Bedrock's "ThrottlingException: Too many tokens, please wait" or a
+// tokens-per-minute quota. They
+// veto an overflow match: waiting helps, compaction does not.
+var throttlingWording = regexp.MustCompile(`(?i)^(?:[\w.-]+:\s*)?(?:\d{3}\s+)?(?:Throttling error|Service unavailable):|throttl|rate[ _-]?limit|too many requests|tokens per (?:minute|min\b|day)`)
+
+// IsOverflowText reports whether an error text says the request overflowed
+// the model's context window, in any provider's wording Prime knows.
+func IsOverflowText(text string) bool {
+	if text == "" || throttlingWording.MatchString(text) {
+		return false
+	}
+	return overflowWording.MatchString(text) || bodylessOverflow.MatchString(text)
+}
+
+// IsContextOverflow reports whether a finished assistant turn shows that the
+// context did not fit the model (pi's isContextOverflow, 0.73 rules):
+//   - the turn failed with an error text in any provider's overflow wording;
+//   - the turn "succeeded" but its input exceeds contextWindow (servers such
+//     as z.ai accept an overflowing request silently);
+//   - the turn was cut by the output limit before producing a single token
+//     with its input at 99% of contextWindow or more.
+//
+// contextWindow ≤ 0 disables the usage-based checks.
+func IsContextOverflow(m *AssistantMessage, contextWindow int) bool {
+	if m == nil {
+		return false
+	}
+	if m.StopReason == StopReasonError {
+		return IsOverflowText(m.ErrorMessage)
+	}
+	if contextWindow <= 0 {
+		return false
+	}
+	input := m.Usage.Input + m.Usage.CacheRead
+	switch m.StopReason {
+	case StopReasonStop:
+		return input > contextWindow
+	case StopReasonLength:
+		return m.Usage.Output == 0 && float64(input) >= 0.99*float64(contextWindow)
+	}
+	return false
+}
+
+// NewAPIError classifies a provider failure. status is the HTTP status (0
+// for an error event inside a stream), errType the vendor's error type or
+// code (e.g. "overloaded_error", "context_length_exceeded"), message its
+// text. The overflow wording wins over the status: Anthropic reports an
+// overflow as a 400, some servers as a 413 or even a 500.
+func NewAPIError(provider string, status int, errType, message string, retryAfter time.Duration) *APIError {
+	// The text may be any bytes a server sent; stored messages must be
+	// valid UTF-8.
+	errType, message = strings.ToValidUTF8(errType, "\uFFFD"), strings.ToValidUTF8(message, "\uFFFD")
+	e := &APIError{Provider: provider, StatusCode: status, Type: errType, Message: message, RetryAfter: retryAfter}
+	if message == "" && errType == "" && status != 0 {
+		e.Message = "status code (no body)"
+	}
+	e.Kind = classify(status, errType, e.Message)
+	return e
+}
+
+func classify(status int, errType, message string) error {
+	lowerType := strings.ToLower(errType)
+	throttled := throttlingWording.MatchString(message) || throttlingWording.MatchString(errType)
+	switch {
+	case !throttled && (IsOverflowText(message) || IsOverflowText(errType)):
+		return ErrContextOverflow
+	case status == http.StatusRequestEntityTooLarge && !throttled:
+		return ErrContextOverflow
+	case status == http.StatusBadRequest && errType == "" && message == "status code (no body)":
+		return ErrContextOverflow
+	case status == http.StatusUnauthorized || status == http.StatusForbidden ||
+		strings.Contains(lowerType, "authentication") || strings.Contains(lowerType, "permission"):
+		return ErrAuth
+	case status == http.StatusTooManyRequests || strings.Contains(lowerType, "rate_limit") || throttled:
+		return ErrRateLimited
+	case status == 529 || strings.Contains(lowerType, "overloaded") || strings.Contains(strings.ToLower(message), "overloaded"):
+		return ErrOverloaded
+	case status >= 500 || lowerType == "api_error" || lowerType == "server_error" || lowerType == "internal_server_error":
+		return ErrServer
+	case status == http.StatusRequestTimeout || status == http.StatusConflict:
+		// Transient by HTTP's own definition; the SDKs retry them too.
+		return ErrServer
+	case status >= 400:
+		return ErrRequest
+	}
+	return ErrServer
+}
+
+// RetryAfterOf returns the delay a failed request's provider asked for
+// (Retry-After), or 0.
+func RetryAfterOf(err error) time.Duration {
+	var e *APIError
+	if errors.As(err, &e) {
+		return e.RetryAfter
+	}
+	return 0
+}
+
+// ParseRetryAfter reads the delay a server asks for in its response headers:
+// "retry-after-ms" (milliseconds, sent by OpenAI and Anthropic), then
+// "Retry-After" as seconds or an HTTP date. It returns 0 when there is none.
+func ParseRetryAfter(h http.Header, now time.Time) time.Duration {
+	if v := h.Get("Retry-After-Ms"); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 {
+			return time.Duration(ms * float64(time.Millisecond))
+		}
+	}
+	v := h.Get("Retry-After")
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil {
+		if s <= 0 {
+			return 0
+		}
+		return time.Duration(s * float64(time.Second))
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}
+
+// IsAborted reports whether err comes from a cancelled request rather than
+// a failure: it wraps context.Canceled or context.DeadlineExceeded.
+func IsAborted(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// RetryDecision says whether a failed request may succeed when sent again
+// (rate limits, overloads, 5xx, broken connections; never a context
+// overflow, an auth failure or an abort) and the delay the provider asked
+// for. It is the classifier the providers' retries use.
+func RetryDecision(err error) (retry bool, after time.Duration) {
+	if IsAborted(err) || errors.Is(err, ErrContextOverflow) {
+		return false, 0
+	}
+	return Retryable(err), RetryAfterOf(err)
+}

@@ -1,0 +1,231 @@
+package llmtest
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/prime-agent/prime/llm"
+)
+
+// Flavor is the Chat Completions server a fake OpenAI server imitates.
+type Flavor int
+
+// The server flavours and their quirks.
+const (
+	// FlavorOpenAI is OpenAI itself: tool-call deltas carry "index", the id
+	// and name only in a call's first delta; usage comes alone in a last
+	// chunk with no choices, only when stream_options asked for it.
+	FlavorOpenAI Flavor = iota
+	// FlavorOllama sends each tool call whole in one delta without "index",
+	// reasoning in "reasoning", and usage beside the finish reason.
+	FlavorOllama
+	// FlavorVLLM sends reasoning in "reasoning_content"; usage last.
+	FlavorVLLM
+	// FlavorLlamaCpp sends reasoning in "reasoning_content" and usage beside
+	// the finish reason.
+	FlavorLlamaCpp
+	// FlavorLMStudio sends reasoning in "reasoning"; usage last.
+	FlavorLMStudio
+	// FlavorOpenRouter sends keep-alive comments, reasoning in "reasoning",
+	// and usage last.
+	FlavorOpenRouter
+	// FlavorIndexZero reuses index 0 for every parallel tool call (each
+	// with its own id in its first delta), as some servers do.
+	FlavorIndexZero
+)
+
+var flavorNames = [...]string{"openai", "ollama", "vllm", "llamacpp", "lmstudio", "openrouter", "indexzero"}
+
+// String names the flavour ("ollama", ...).
+func (f Flavor) String() string {
+	if int(f) < len(flavorNames) {
+		return flavorNames[f]
+	}
+	return fmt.Sprintf("Flavor(%d)", int(f))
+}
+
+// ParseFlavor reads a flavour name.
+func ParseFlavor(s string) (Flavor, error) {
+	for i, n := range flavorNames {
+		if n == s {
+			return Flavor(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown server flavour %q (want one of %v)", s, flavorNames)
+}
+
+func (f Flavor) reasoningField() string {
+	switch f {
+	case FlavorOllama, FlavorLMStudio, FlavorOpenRouter:
+		return "reasoning"
+	default:
+		return "reasoning_content"
+	}
+}
+
+func (f Flavor) usageWithFinish() bool { return f == FlavorOllama || f == FlavorLlamaCpp }
+
+// overflowReply is the flavour's answer to a request that does not fit.
+func (s *Server) overflowReply() Reply {
+	if s.api == llm.APIAnthropicMessages {
+		return Reply{Status: http.StatusBadRequest, ErrorType: "invalid_request_error",
+			ErrorMessage: "prompt is too long: 213462 tokens > 200000 maximum"}
+	}
+	switch s.flavor {
+	case FlavorOllama:
+		return Reply{Status: http.StatusBadRequest, ErrorType: "api_error",
+			ErrorMessage: "prompt too long; exceeded max context length by 1200 tokens"}
+	case FlavorLlamaCpp:
+		return Reply{Status: http.StatusBadRequest, ErrorType: "exceed_context_size_error",
+			ErrorMessage: "the request exceeds the available context size, try increasing it"}
+	case FlavorVLLM:
+		return Reply{Status: http.StatusBadRequest, ErrorType: "BadRequestError",
+			ErrorMessage: "This model's maximum context length is 32768 tokens. However, you requested 40000 tokens (39000 in the messages, 1000 in the completion). Please reduce the length of the messages or completion."}
+	case FlavorLMStudio:
+		return Reply{Status: http.StatusBadRequest, ErrorType: "invalid_request_error",
+			ErrorMessage: "The number of tokens to keep from the initial prompt is greater than the context length."}
+	case FlavorOpenRouter:
+		return Reply{Status: http.StatusBadRequest, ErrorType: "",
+			ErrorMessage: "This endpoint's maximum context length is 200000 tokens. However, you requested about 250000 tokens (240000 of text input, 10000 in the output). Please reduce the length of either one."}
+	default:
+		return Reply{Status: http.StatusBadRequest, ErrorType: "context_length_exceeded",
+			ErrorMessage: "Your input exceeds the context window of this model. Please adjust your input and try again."}
+	}
+}
+
+// errorBody is the flavour's error body for rep.
+func (f Flavor) errorBody(rep Reply) []byte {
+	typ := rep.ErrorType
+	switch f {
+	case FlavorLlamaCpp:
+		return marshal(map[string]any{"error": map[string]any{"code": rep.Status, "message": rep.ErrorMessage, "type": typ}})
+	case FlavorVLLM:
+		return marshal(map[string]any{"object": "error", "message": rep.ErrorMessage, "type": typ, "param": nil, "code": rep.Status})
+	}
+	e := map[string]any{"message": rep.ErrorMessage, "type": typ, "param": nil, "code": nil}
+	if typ == "context_length_exceeded" {
+		e["type"], e["code"] = "invalid_request_error", typ
+	}
+	if typ == "" {
+		e["type"] = map[int]string{400: "invalid_request_error", 401: "invalid_request_error", 429: "rate_limit_exceeded"}[rep.Status]
+		if e["type"] == "" {
+			e["type"] = "server_error"
+		}
+	}
+	return marshal(map[string]any{"error": e})
+}
+
+var openAIFinish = map[llm.StopReason]string{
+	llm.StopReasonStop:    "stop",
+	llm.StopReasonLength:  "length",
+	llm.StopReasonToolUse: "tool_calls",
+}
+
+// writeOpenAI streams parts as Chat Completions chunks in the manner of f.
+func writeOpenAI(e *eventWriter, req *Request, parts []Part, f Flavor) {
+	model := req.Model()
+	chunk := func(delta map[string]any, finish any, usage any) []byte {
+		c := map[string]any{
+			"id": "chatcmpl-llmtest", "object": "chat.completion.chunk", "created": 1767225600, "model": model,
+			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}},
+		}
+		if usage != nil {
+			c["usage"] = usage
+		}
+		return marshal(c)
+	}
+	if f == FlavorOpenRouter {
+		e.comment("OPENROUTER PROCESSING")
+	}
+	if !e.event("", chunk(map[string]any{"role": "assistant", "content": ""}, nil, nil)) {
+		return
+	}
+	calls := 0
+	for _, p := range parts {
+		ok := true
+		switch {
+		case p.Text != "":
+			for _, s := range split(p.Text) {
+				if ok = e.event("", chunk(map[string]any{"content": s}, nil, nil)); !ok {
+					break
+				}
+			}
+		case p.Thinking != "":
+			for _, s := range split(p.Thinking) {
+				if ok = e.event("", chunk(map[string]any{f.reasoningField(): s}, nil, nil)); !ok {
+					break
+				}
+			}
+		case p.ToolCall != nil:
+			ok = writeOpenAIToolCall(e, chunk, p.ToolCall, calls, f)
+			calls++
+		case p.Error != nil:
+			e.event("", marshal(map[string]any{"error": map[string]any{"message": p.Error.Message, "type": p.Error.Type, "code": nil}}))
+			return
+		case p.Disconnect:
+			e.disconnect()
+		}
+		if !ok {
+			return
+		}
+	}
+	u := usageOf(parts)
+	usage := map[string]any{
+		"prompt_tokens": u.Input + u.CacheRead, "completion_tokens": u.Output,
+		"total_tokens":          u.Input + u.CacheRead + u.Output,
+		"prompt_tokens_details": map[string]any{"cached_tokens": u.CacheRead},
+	}
+	wantUsage := false
+	if so, ok := req.JSON["stream_options"].(map[string]any); ok {
+		wantUsage, _ = so["include_usage"].(bool)
+	}
+	finish := openAIFinish[stopOf(parts)]
+	if f.usageWithFinish() {
+		if !e.event("", chunk(map[string]any{}, finish, usage)) {
+			return
+		}
+	} else {
+		if !e.event("", chunk(map[string]any{}, finish, nil)) {
+			return
+		}
+		if wantUsage {
+			last := map[string]any{
+				"id": "chatcmpl-llmtest", "object": "chat.completion.chunk", "created": 1767225600, "model": model,
+				"choices": []any{}, "usage": usage,
+			}
+			if !e.event("", marshal(last)) {
+				return
+			}
+		}
+	}
+	e.event("", []byte("[DONE]"))
+}
+
+// writeOpenAIToolCall streams call number n.
+func writeOpenAIToolCall(e *eventWriter, chunk func(map[string]any, any, any) []byte, tc *ToolCallPart, n int, f Flavor) bool {
+	args := tc.args()
+	if f == FlavorOllama {
+		// Whole, in one delta, without an index.
+		d := map[string]any{"tool_calls": []any{map[string]any{
+			"id": tc.ID, "type": "function", "function": map[string]any{"name": tc.Name, "arguments": args},
+		}}}
+		return e.event("", chunk(d, nil, nil))
+	}
+	index := n
+	if f == FlavorIndexZero {
+		index = 0
+	}
+	first := map[string]any{"tool_calls": []any{map[string]any{
+		"index": index, "id": tc.ID, "type": "function", "function": map[string]any{"name": tc.Name, "arguments": ""},
+	}}}
+	if !e.event("", chunk(first, nil, nil)) {
+		return false
+	}
+	for _, s := range split(args) {
+		d := map[string]any{"tool_calls": []any{map[string]any{"index": index, "function": map[string]any{"arguments": s}}}}
+		if !e.event("", chunk(d, nil, nil)) {
+			return false
+		}
+	}
+	return true
+}

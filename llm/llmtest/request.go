@@ -1,0 +1,139 @@
+package llmtest
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/go-json-experiment/json"
+
+	"github.com/prime-agent/prime/internal/jsonwire"
+	"github.com/prime-agent/prime/llm"
+)
+
+// Request is one request a fake server received.
+type Request struct {
+	Method string
+	Path   string
+	// Header holds the request headers (including the API key header the
+	// provider sent).
+	Header http.Header
+	// Body is the raw request body.
+	Body []byte
+	// JSON is Body decoded (numbers as float64); nil when it is not JSON.
+	JSON map[string]any
+
+	api string
+}
+
+// Decode unmarshals the body into v.
+func (r *Request) Decode(v any) error { return json.Unmarshal(r.Body, v, jsonwire.ReadOptions) }
+
+// Model is the requested model id.
+func (r *Request) Model() string { s, _ := r.JSON["model"].(string); return s }
+
+// MaxTokens is the requested output cap: max_tokens, or
+// max_completion_tokens; 0 when absent.
+func (r *Request) MaxTokens() int {
+	for _, k := range []string{"max_tokens", "max_completion_tokens"} {
+		if f, ok := r.JSON[k].(float64); ok {
+			return int(f)
+		}
+	}
+	return 0
+}
+
+// Messages is the conversation as sent ("messages"), system messages of
+// the OpenAI format included.
+func (r *Request) Messages() []map[string]any {
+	list, _ := r.JSON["messages"].([]any)
+	out := make([]map[string]any, 0, len(list))
+	for _, m := range list {
+		if mm, ok := m.(map[string]any); ok {
+			out = append(out, mm)
+		}
+	}
+	return out
+}
+
+// System is the system prompt: Anthropic's "system" text blocks, or the
+// OpenAI format's system or developer message.
+func (r *Request) System() string {
+	if r.api == llm.APIAnthropicMessages {
+		return textOf(r.JSON["system"])
+	}
+	for _, m := range r.Messages() {
+		if m["role"] == "system" || m["role"] == "developer" {
+			return textOf(m["content"])
+		}
+	}
+	return ""
+}
+
+// LastUserText is the text of the last user message (for Anthropic, tool
+// results count as user messages only if they carry text blocks of their
+// own; their content is not included).
+func (r *Request) LastUserText() string {
+	msgs := r.Messages()
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i]["role"] == "user" {
+			return textOf(msgs[i]["content"])
+		}
+	}
+	return ""
+}
+
+// Text is all the text the request carries, system prompt and every
+// message, joined with newlines: what a handler searches to answer
+// according to what it was asked.
+func (r *Request) Text() string {
+	parts := []string{r.System()}
+	for _, m := range r.Messages() {
+		if m["role"] == "system" || m["role"] == "developer" {
+			continue
+		}
+		parts = append(parts, textOf(m["content"]))
+	}
+	return strings.Join(parts, "\n")
+}
+
+// ToolNames lists the names of the tools offered.
+func (r *Request) ToolNames() []string {
+	list, _ := r.JSON["tools"].([]any)
+	var out []string
+	for _, t := range list {
+		tm, _ := t.(map[string]any)
+		if fn, ok := tm["function"].(map[string]any); ok {
+			tm = fn
+		}
+		if n, ok := tm["name"].(string); ok {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// textOf extracts the text of a content value: a string, or a list of
+// blocks whose "text" (and tool results' nested content) is joined.
+func textOf(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case []any:
+		var parts []string
+		for _, b := range v {
+			bm, ok := b.(map[string]any)
+			if !ok {
+				continue
+			}
+			if t, ok := bm["text"].(string); ok {
+				parts = append(parts, t)
+			} else if c, ok := bm["content"]; ok {
+				if t := textOf(c); t != "" {
+					parts = append(parts, t)
+				}
+			}
+		}
+		return strings.Join(parts, "\n")
+	}
+	return ""
+}
