@@ -21,9 +21,11 @@ var ReadOptions = json.JoinOptions(
 	jsontext.AllowDuplicateNames(true),
 )
 
-// NewDecoder returns a decoder over b with [ReadOptions].
+// NewDecoder returns a decoder over b with [ReadOptions]. It reads b in
+// place, without copying it, so the values it returns (ReadValue) are
+// slices of b that stay valid after later reads.
 func NewDecoder(b []byte) *jsontext.Decoder {
-	return jsontext.NewDecoder(bytes.NewReader(b), ReadOptions)
+	return jsontext.NewDecoder(bytes.NewBuffer(b), ReadOptions)
 }
 
 // ObjectWriter writes the members of one JSON object and remembers the first
