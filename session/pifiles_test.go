@@ -44,7 +44,7 @@ func TestPiFiles(t *testing.T) {
 			name: pifixtures.BeforeCompaction, entries: 1002, messages: 446,
 			roles:    map[string]int{"compactionSummary": 1, "user": 31, "assistant": 219, "toolResult": 192, "bashExecution": 3},
 			thinking: "off", compactions: 2,
-			model:    session.ModelRef{Provider: "anthropic", ModelID: "claude-opus-4-5"},
+			model: session.ModelRef{Provider: "anthropic", ModelID: "claude-opus-4-5"},
 		},
 	}
 	for _, tt := range tests {

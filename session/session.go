@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // ErrNotFound reports an entry id that is not in the session, or a session
@@ -128,9 +131,6 @@ func Load(path string) (*Session, error) {
 // be modified afterwards.
 func Parse(name string, data []byte) (*Session, error) {
 	s := &Session{path: name, leaf: -1}
-	n := bytes.Count(data, []byte{'\n'}) + 1
-	s.entries = make([]*Entry, 0, n)
-	s.byID = make(map[string]int32, n)
 	if err := s.read(data, true); err != nil {
 		return nil, err
 	}
@@ -146,51 +146,135 @@ func Parse(name string, data []byte) (*Session, error) {
 			return nil, err
 		}
 	}
+	s.byID = make(map[string]int32, len(s.entries))
 	s.index(0)
 	return s, nil
 }
 
 // read reads the lines of data, which continues the file after the lines
 // already read. A last line without a newline is read too; when it is not
-// valid it is reported as a torn tail (at end of file) instead of a
-// malformed line.
+// valid it is reported as a torn tail instead of a malformed line.
 func (s *Session) read(data []byte, atStart bool) error {
-	// Entries are allocated in blocks rather than one by one.
-	var block []Entry
-	for len(data) > 0 {
+	if atStart {
+		var err error
+		if data, err = s.readUntilHeader(data); err != nil || s.header == nil {
+			return err
+		}
+	}
+	for _, c := range decodeChunks(data) {
+		for i := range c.lines {
+			l := &c.lines[i]
+			num := s.lines + l.num
+			if err := c.errs[i]; err != nil {
+				kind := WarnMalformed
+				if !l.terminated {
+					kind = WarnTornTail
+					err = fmt.Errorf("incomplete last line (%d bytes): %w", len(l.text), err)
+				}
+				s.warnings = append(s.warnings, Warning{Kind: kind, Line: num, Msg: err.Error()})
+				s.skipped = append(s.skipped, skippedLine{line: num, raw: l.text})
+				continue
+			}
+			e := &c.entries[i]
+			e.Line = num
+			s.entries = append(s.entries, e)
+		}
+		s.lines += c.count
+	}
+	return nil
+}
+
+// readUntilHeader reads the lines before and including the header and
+// returns the rest of data.
+func (s *Session) readUntilHeader(data []byte) ([]byte, error) {
+	for len(data) > 0 && s.header == nil {
 		line, rest, terminated := bytes.Cut(data, []byte{'\n'})
 		data = rest
 		s.lines++
-		line = bytes.TrimSpace(line)
-		if len(line) == 0 {
-			continue
-		}
-		if s.header == nil && atStart {
+		if line = bytes.TrimSpace(line); len(line) > 0 {
 			if err := s.readHeader(line, terminated); err != nil {
-				return err
+				return nil, err
 			}
-			continue
 		}
-		if len(block) == cap(block) {
-			block = make([]Entry, 0, min(1024, max(16, len(data)/256)))
-		}
-		block = append(block, Entry{})
-		e := &block[len(block)-1]
-		if err := decodeLineInto(e, line); err != nil {
-			block = block[:len(block)-1]
-			kind := WarnMalformed
-			if !terminated && len(data) == 0 {
-				kind = WarnTornTail
-				err = fmt.Errorf("incomplete last line (%d bytes): %w", len(line), err)
-			}
-			s.warnings = append(s.warnings, Warning{Kind: kind, Line: s.lines, Msg: err.Error()})
-			s.skipped = append(s.skipped, skippedLine{line: s.lines, raw: line})
-			continue
-		}
-		e.Line = s.lines
-		s.entries = append(s.entries, e)
 	}
-	return nil
+	return data, nil
+}
+
+// textLine is one non-blank line of a file.
+type textLine struct {
+	text []byte
+	// num is the line's number within its chunk, from 1.
+	num int
+	// terminated is false for a last line without a newline.
+	terminated bool
+}
+
+// chunk is a run of whole lines decoded together.
+type chunk struct {
+	data    []byte
+	lines   []textLine
+	entries []Entry
+	errs    []error
+	// count is the number of lines in data, blank ones included.
+	count int
+}
+
+// decode splits the chunk into lines and decodes each.
+func (c *chunk) decode() {
+	data := c.data
+	for len(data) > 0 {
+		line, rest, terminated := bytes.Cut(data, []byte{'\n'})
+		data = rest
+		c.count++
+		if line = bytes.TrimSpace(line); len(line) > 0 {
+			c.lines = append(c.lines, textLine{text: line, num: c.count, terminated: terminated})
+		}
+	}
+	c.entries = make([]Entry, len(c.lines))
+	c.errs = make([]error, len(c.lines))
+	for i := range c.lines {
+		c.errs[i] = decodeLineInto(&c.entries[i], c.lines[i].text)
+	}
+}
+
+// chunkBytes is the size of the pieces a large input is cut into, so that
+// each goroutine has many to pick from.
+const chunkBytes = 1 << 20
+
+// decodeChunks cuts data into chunks of whole lines and decodes them, on as
+// many goroutines as the machine runs at once when data is large:
+// validating every line is most of the cost of opening a session, and
+// lines are independent.
+func decodeChunks(data []byte) []*chunk {
+	var chunks []*chunk
+	for len(data) > 0 {
+		n := min(len(data), chunkBytes)
+		if i := bytes.IndexByte(data[n:], '\n'); i >= 0 {
+			n += i + 1
+		} else {
+			n = len(data)
+		}
+		chunks = append(chunks, &chunk{data: data[:n]})
+		data = data[n:]
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(chunks))
+	if workers <= 1 {
+		for _, c := range chunks {
+			c.decode()
+		}
+		return chunks
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < len(chunks); i = int(next.Add(1)) - 1 {
+				chunks[i].decode()
+			}
+		})
+	}
+	wg.Wait()
+	return chunks
 }
 
 // readHeader handles a line met before the header: the header itself, or a

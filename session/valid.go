@@ -1,6 +1,9 @@
 package session
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"math/bits"
+)
 
 // maxDepth is the deepest nesting validJSON accepts, the same limit as the
 // JSON decoder that later decodes the entry.
@@ -156,16 +159,16 @@ func (v *validator) str() bool {
 	b, i := v.b, v.i+1
 	for {
 		// Skip eight bytes at a time while none of them is a quote, a
-		// backslash or a control character. The test may report a byte
-		// that is not there (borrows), never miss one that is.
+		// backslash or a control character. Each of the three tests can
+		// flag a byte above a real match (a borrow), never below one, so
+		// the lowest flagged byte is always a real match.
 		for i+8 <= len(b) {
 			x := binary.LittleEndian.Uint64(b[i:])
 			q := x ^ (ones * '"')
 			bs := x ^ (ones * '\\')
-			special := (q - ones) &^ q
-			special |= (bs - ones) &^ bs
-			special |= (x - ones*0x20) &^ x
-			if special&highs != 0 {
+			special := ((q - ones) &^ q) | ((bs - ones) &^ bs) | ((x - ones*0x20) &^ x)
+			if special &= highs; special != 0 {
+				i += bits.TrailingZeros64(special) / 8
 				break
 			}
 			i += 8
