@@ -298,6 +298,23 @@ func (e *Entry) Payload() (Payload, error) {
 	return p, nil
 }
 
+// MessageRole returns the role of a "message" entry's message without
+// decoding the rest of it.
+func (e *Entry) MessageRole() (string, error) {
+	if e.Type != TypeMessage {
+		return "", e.errorf("entry is a %s, not a message", e.Type)
+	}
+	raw := messageBytes(e)
+	if raw == nil {
+		return "", e.errorf("message entry has no message")
+	}
+	role, err := DecodeMessageRole(raw)
+	if err != nil {
+		return "", e.errorf("%w", err)
+	}
+	return role, nil
+}
+
 // Message decodes the message of a "message" entry.
 func (e *Entry) Message() (Message, error) {
 	if e.Type != TypeMessage {

@@ -52,7 +52,10 @@ type command struct {
 
 // commands lists every subcommand. Each is defined in its own file.
 func commands() []*command {
-	return []*command{}
+	var cmds []*command
+	cmds = append(cmds, sessionCommands()...)
+	cmds = append(cmds, devCommands()...)
+	return cmds
 }
 
 // Exit statuses.
