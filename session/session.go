@@ -342,7 +342,7 @@ func (s *Session) index(from int) {
 		s.orphans = nil
 		for _, i := range old {
 			s.parent[i] = s.resolveParent(int(i))
-			if s.parent[i] < 0 {
+			if s.isOrphan(int(i)) {
 				s.orphans = append(s.orphans, i)
 			}
 		}
@@ -350,8 +350,7 @@ func (s *Session) index(from int) {
 		s.orphans = nil
 	}
 	for i := from; i < len(s.entries); i++ {
-		e := s.entries[i]
-		if s.parent[i] < 0 && e.ParentID != "" && e.ParentID != e.ID {
+		if s.isOrphan(i) {
 			s.orphans = append(s.orphans, int32(i))
 		}
 	}
@@ -362,6 +361,17 @@ func (s *Session) index(from int) {
 		s.leaf = int32(len(s.entries) - 1)
 	}
 	s.kids = nil
+}
+
+// isOrphan reports whether entries[i] names a parent that is not in the
+// file.
+func (s *Session) isOrphan(i int) bool {
+	e := s.entries[i]
+	if s.parent[i] >= 0 || e.ParentID == "" || e.ParentID == e.ID {
+		return false
+	}
+	_, ok := s.byID[e.ParentID]
+	return !ok
 }
 
 // resolveParent returns the index of entries[i]'s parent, or -1 when it is
