@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-json-experiment/json"
+
+	"github.com/prime-agent/prime/internal/jsonwire"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/session"
 )
@@ -113,4 +116,8 @@ func ids(es []*session.Entry) []string {
 		out[i] = e.ID
 	}
 	return out
+}
+
+func jsonUnmarshal(data []byte, v any) error {
+	return json.Unmarshal(data, v, jsonwire.ReadOptions)
 }

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/session"

@@ -163,8 +163,8 @@ type gen struct {
 	// keptFrom is the index in path where the context starts (the last
 	// compaction's first kept entry), and context its size in tokens.
 	keptFrom, context int
-	summary          string
-	compactions      int
+	summary           string
+	compactions       int
 
 	provider, model string
 	thinking        string
