@@ -85,13 +85,13 @@ func fastHead(line []byte) (h head, ok bool) {
 }
 
 // plainString reads the body of a JSON string up to its closing quote when
-// the string has no escapes and no control characters.
+// the string is printable ASCII without escapes, so its bytes are its value.
 func plainString(b []byte) (s, rest []byte, ok bool) {
 	for i, c := range b {
 		switch {
 		case c == '"':
 			return b[:i], b[i+1:], true
-		case c == '\\' || c < 0x20:
+		case c == '\\' || c < 0x20 || c >= 0x80:
 			return nil, nil, false
 		}
 	}

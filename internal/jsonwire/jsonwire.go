@@ -115,12 +115,14 @@ func ReadObject(dec *jsontext.Decoder, member func(name string) error) error {
 		return fmt.Errorf("got %v, want an object", tok.Kind())
 	}
 	for dec.PeekKind() != '}' {
-		name, err := dec.ReadToken()
+		tok, err := dec.ReadToken()
 		if err != nil {
 			return err
 		}
-		if err := member(name.String()); err != nil {
-			return fmt.Errorf("%s: %w", name.String(), err)
+		// The token is only valid until the next read, which member does.
+		name := tok.String()
+		if err := member(name); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
 		}
 	}
 	_, err = dec.ReadToken()
