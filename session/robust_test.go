@@ -195,7 +195,9 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	removeBenchFiles()
+	os.Exit(code)
 }
 
 func appendMany(path string, n int, writer string) error {
@@ -278,5 +280,47 @@ func TestConcurrentAppends(t *testing.T) {
 	}
 	if count["A"] != n || count["B"] != n {
 		t.Errorf("entries per writer: %v", count)
+	}
+}
+
+// Load decodes large files while reading them; it must agree with Parse on
+// every entry and warning, garbage and torn tail included.
+func TestLoadLargeMatchesParse(t *testing.T) {
+	data := sessiongen.Bytes(sessiongen.Options{Entries: 9000, Seed: 4})
+	if len(data) < 10<<20 {
+		t.Fatalf("only %d bytes; the streaming path needs more", len(data))
+	}
+	// Garbage lines in the middle and a torn tail.
+	mid := bytes.IndexByte(data[len(data)/2:], '\n') + len(data)/2 + 1
+	data = append(append(append([]byte{}, data[:mid]...), "{broken\n\n"...), data[mid:]...)
+	data = append(data, `{"type":"message","id":"torn"`...)
+	path := filepath.Join(t.TempDir(), "big.jsonl")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	streamed, err := session.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parsed, err := session.Parse(path, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if streamed.Len() != 9000 || !streamed.TornTail() || len(streamed.Warnings()) != 2 {
+		t.Fatalf("%d entries, warnings %v", streamed.Len(), streamed.Warnings())
+	}
+	if fmt.Sprint(streamed.Warnings()) != fmt.Sprint(parsed.Warnings()) {
+		t.Errorf("warnings differ:\n%v\n%v", streamed.Warnings(), parsed.Warnings())
+	}
+	for i, e := range streamed.Entries() {
+		p := parsed.Entries()[i]
+		if e.ID != p.ID || e.Line != p.Line || !bytes.Equal(e.Raw(), p.Raw()) {
+			t.Fatalf("entry %d differs: %s line %d vs %s line %d", i, e.ID, e.Line, p.ID, p.Line)
+		}
+	}
+	notSession := filepath.Join(t.TempDir(), "big.txt")
+	os.WriteFile(notSession, bytes.Repeat([]byte(`{"hello":"world"}`+"\n"), 1<<20), 0o600)
+	if _, err := session.Load(notSession); err == nil {
+		t.Error("a large non-session file loaded")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"slices"
@@ -118,8 +119,23 @@ type skippedLine struct {
 // writes to the file. A file in an older format version is migrated in
 // memory (see the package doc). Bad lines are skipped and reported by
 // [Session.Warnings]; a file that is not a session is a [*NotSessionError].
+//
+// A large file is decoded while it is being read: lines are validated on
+// every core as soon as they arrive.
 func Load(path string) (*Session, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("session: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("session: %w", err)
+	}
+	if size := fi.Size(); fi.Mode().IsRegular() && size >= streamBytes && int64(int(size)) == size {
+		return loadStream(path, f, int(size))
+	}
+	data, err := io.ReadAll(f)
 	if err != nil {
 		return nil, fmt.Errorf("session: %w", err)
 	}
@@ -134,12 +150,17 @@ func Parse(name string, data []byte) (*Session, error) {
 	if err := s.read(data, true); err != nil {
 		return nil, err
 	}
+	return s.finish(data)
+}
+
+// finish checks that a header was found, migrates and indexes the entries.
+func (s *Session) finish(data []byte) (*Session, error) {
 	if s.header == nil {
 		reason := "no session header"
 		if len(bytes.TrimSpace(data)) == 0 {
 			reason = "the file is empty"
 		}
-		return nil, &NotSessionError{Path: name, Reason: reason}
+		return nil, &NotSessionError{Path: s.path, Reason: reason}
 	}
 	if s.fileVersion < CurrentVersion {
 		if err := s.migrate(); err != nil {
@@ -149,6 +170,100 @@ func Parse(name string, data []byte) (*Session, error) {
 	s.byID = make(map[string]int32, len(s.entries))
 	s.index(0)
 	return s, nil
+}
+
+// streamBytes is the file size from which Load decodes while reading, and
+// readStep the size of each read.
+const (
+	streamBytes = 8 << 20
+	readStep    = 1 << 20
+)
+
+// loadStream reads a file of the given size into one buffer, handing
+// complete chunks of lines to decoding goroutines as the reads arrive, so
+// that reading (page faults and copying) and validating overlap.
+func loadStream(name string, r io.Reader, size int) (*Session, error) {
+	buf := make([]byte, size)
+	progress := make(chan int, size/readStep+2)
+	var readErr error
+	go func() {
+		defer close(progress)
+		off := 0
+		for off < len(buf) {
+			n, err := r.Read(buf[off:min(off+readStep, len(buf))])
+			off += n
+			if n > 0 {
+				progress <- off
+			}
+			if err != nil {
+				if err != io.EOF {
+					readErr = err
+				}
+				return
+			}
+		}
+	}()
+	work := make(chan *chunk, size/chunkBytes+2)
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for c := range work {
+				c.decode()
+			}
+		})
+	}
+	s := &Session{path: name, leaf: -1}
+	var chunks []*chunk
+	var headerErr error
+	avail, cut := 0, 0
+	for avail = range progress {
+		if headerErr != nil {
+			continue // drain the reader
+		}
+		nl := bytes.LastIndexByte(buf[cut:avail], '\n')
+		if nl < 0 {
+			continue
+		}
+		end := cut + nl + 1
+		if s.header == nil {
+			rest, err := s.readUntilHeader(buf[cut:end])
+			if err != nil {
+				headerErr = err
+				continue
+			}
+			cut = end - len(rest)
+			if s.header == nil {
+				continue
+			}
+		}
+		if end-cut >= chunkBytes {
+			c := &chunk{data: buf[cut:end]}
+			chunks = append(chunks, c)
+			work <- c
+			cut = end
+		}
+	}
+	buf = buf[:avail]
+	if headerErr == nil && s.header == nil {
+		rest, err := s.readUntilHeader(buf[cut:])
+		headerErr = err
+		cut = len(buf) - len(rest)
+	}
+	if cut < len(buf) && headerErr == nil {
+		c := &chunk{data: buf[cut:]}
+		chunks = append(chunks, c)
+		work <- c
+	}
+	close(work)
+	wg.Wait()
+	if readErr != nil {
+		return nil, fmt.Errorf("session: reading %s: %w", name, readErr)
+	}
+	if headerErr != nil {
+		return nil, headerErr
+	}
+	s.assemble(chunks)
+	return s.finish(buf)
 }
 
 // read reads the lines of data, which continues the file after the lines
@@ -161,7 +276,19 @@ func (s *Session) read(data []byte, atStart bool) error {
 			return err
 		}
 	}
-	for _, c := range decodeChunks(data) {
+	s.assemble(decodeChunks(data))
+	return nil
+}
+
+// assemble adds the decoded chunks, in file order, to the entries, and
+// their bad lines to the warnings.
+func (s *Session) assemble(chunks []*chunk) {
+	n := 0
+	for _, c := range chunks {
+		n += len(c.lines)
+	}
+	s.entries = slices.Grow(s.entries, n)
+	for _, c := range chunks {
 		for i := range c.lines {
 			l := &c.lines[i]
 			num := s.lines + l.num
@@ -181,7 +308,6 @@ func (s *Session) read(data []byte, atStart bool) error {
 		}
 		s.lines += c.count
 	}
-	return nil
 }
 
 // readUntilHeader reads the lines before and including the header and
