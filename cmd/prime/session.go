@@ -44,6 +44,16 @@ func oneFile(fs *flag.FlagSet, args []string) (string, error) {
 	return pos[0], nil
 }
 
+// loadArg parses a session command's flags and loads its FILE read-only.
+func loadArg(fs *flag.FlagSet, args []string) (*session.Session, string, error) {
+	path, err := oneFile(fs, args)
+	if err != nil {
+		return nil, "", err
+	}
+	s, err := loadSession(path)
+	return s, path, err
+}
+
 // loadSession loads a session read-only; a missing file or one that is not
 // a session is bad input.
 func loadSession(path string) (*session.Session, error) {
@@ -129,11 +139,7 @@ type orphanJSON struct {
 func runSessionInfo(ctx context.Context, a *app, args []string) error {
 	fs := flag.NewFlagSet("session info", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print JSON")
-	path, err := oneFile(fs, args)
-	if err != nil {
-		return err
-	}
-	s, err := loadSession(path)
+	s, path, err := loadArg(fs, args)
 	if err != nil {
 		return err
 	}
@@ -254,11 +260,7 @@ func runSessionContext(ctx context.Context, a *app, args []string) error {
 	fs := flag.NewFlagSet("session context", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print JSON")
 	leaf := fs.String("leaf", "", "the entry id to build the context at (default: the leaf)")
-	path, err := oneFile(fs, args)
-	if err != nil {
-		return err
-	}
-	s, err := loadSession(path)
+	s, path, err := loadArg(fs, args)
 	if err != nil {
 		return err
 	}
@@ -372,11 +374,7 @@ type treeNodeJSON struct {
 func runSessionTree(ctx context.Context, a *app, args []string) error {
 	fs := flag.NewFlagSet("session tree", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print JSON")
-	path, err := oneFile(fs, args)
-	if err != nil {
-		return err
-	}
-	s, err := loadSession(path)
+	s, path, err := loadArg(fs, args)
 	if err != nil {
 		return err
 	}
@@ -494,11 +492,7 @@ func describe(e *session.Entry) string {
 
 func runSessionMigrate(ctx context.Context, a *app, args []string) error {
 	fs := flag.NewFlagSet("session migrate", flag.ContinueOnError)
-	path, err := oneFile(fs, args)
-	if err != nil {
-		return err
-	}
-	s, err := loadSession(path)
+	s, path, err := loadArg(fs, args)
 	if err != nil {
 		return err
 	}

@@ -74,29 +74,21 @@ func (o *Options) defaults() {
 	if o.Start.IsZero() {
 		o.Start = time.Date(2025, 11, 3, 9, 0, 0, 0, time.UTC)
 	}
-	if o.CWD == "" {
-		o.CWD = "/home/dev/projects/orbit"
-	}
-	if o.ContextWindow == 0 {
-		o.ContextWindow = 200_000
-	}
-	if o.ReserveTokens == 0 {
-		o.ReserveTokens = 16_384
-	}
-	if o.KeepRecentTokens == 0 {
-		o.KeepRecentTokens = 20_000
-	}
-	if o.BranchRate == 0 {
-		o.BranchRate = 0.02
-	}
-	if o.HugeRate == 0 {
-		o.HugeRate = 0.001
-	}
-	if o.ImageRate == 0 {
-		o.ImageRate = 0.01
-	}
-	if o.SizeScale == 0 {
-		o.SizeScale = 1
+	orDefault(&o.CWD, "/home/dev/projects/orbit")
+	orDefault(&o.ContextWindow, 200_000)
+	orDefault(&o.ReserveTokens, 16_384)
+	orDefault(&o.KeepRecentTokens, 20_000)
+	orDefault(&o.BranchRate, 0.02)
+	orDefault(&o.HugeRate, 0.001)
+	orDefault(&o.ImageRate, 0.01)
+	orDefault(&o.SizeScale, 1)
+}
+
+// orDefault sets *v to def when it is the zero value.
+func orDefault[T comparable](v *T, def T) {
+	var zero T
+	if *v == zero {
+		*v = def
 	}
 }
 
