@@ -155,8 +155,6 @@ type gen struct {
 	// keptFrom is the index in path where the context starts (the last
 	// compaction's first kept entry), and context its size in tokens.
 	keptFrom, context int
-	summary           string
-	compactions       int
 
 	provider, model string
 	thinking        string
@@ -323,7 +321,6 @@ func (g *gen) compact() {
 	if cut < 0 {
 		return
 	}
-	g.compactions++
 	var b strings.Builder
 	fmt.Fprintf(&b, "## Goal\n%s\n\n## Constraints & Preferences\n- %s\n\n## Progress\n### Done\n- [x] %s\n\n### In Progress\n- [ ] %s\n\n### Blocked\n- (none)\n\n## Key Decisions\n- **%s**: %s\n\n## Next Steps\n1. %s\n\n## Critical Context\n- %s\n",
 		g.sentence(), g.sentence(), g.sentence(), g.sentence(), g.words(2, 4), g.sentence(), g.sentence(), g.sentence())
