@@ -56,6 +56,11 @@
 //	lines: header, a1, a2, a3, a4, a5, b1, b2, b3   (file order = append order)
 //	path(b3) = a1 a2 a3 b1 b2 b3                     (root → leaf, what BuildContext reads)
 //
+// Each entry without children ends one branch ([Session.Leaves]): "prime
+// session info" reports the number of leaves as the number of branches, and
+// the entries with more than one child as branch points. Children are
+// ordered by timestamp, then file order, as pi's tree shows them.
+//
 // Labels bookmark entries: the last label entry for a target wins and an
 // empty one clears it. The session's name is the last session_info entry's
 // (an empty name clears it). An entry whose parent is not in the file is an
@@ -68,6 +73,9 @@
 // buildSessionContext does (latest behaviour), and [ToLLM] turns those into
 // provider messages, with Prime's own words around summaries.
 // [EstimateTokens] and [EstimateContextTokens] count tokens as pi does.
+// [Session.Context] with an id that is not in the session falls back to the
+// last entry, as pi's does; the "prime session context --leaf" command
+// rejects such an id instead, since there it is a typo.
 //
 // # Versions and migration
 //

@@ -654,3 +654,25 @@ func TestList(t *testing.T) {
 		t.Errorf("163: %+v", infos)
 	}
 }
+
+// Scenario 106 of pi-reference §9.13: a content block of a type Prime does
+// not know survives reading, appending elsewhere and reading again.
+func TestUnknownContentBlockSurvives(t *testing.T) {
+	line := `{"type":"message","id":"m1","parentId":null,"timestamp":"2025-12-03T14:00:01.000Z","message":{"role":"assistant","content":[{"type":"finalAnswer","text":"42","extra":{"k":[1]}}],"api":"x","provider":"p","model":"m","usage":{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":2,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"stop","timestamp":1}}`
+	s, err := session.Parse("f", []byte(header3+"\n"+line+"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := s.Entries()[0].Message()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst, _ := session.Create("", session.Options{CWD: "/tmp"})
+	e, err := dst.Append(&session.MessageEntry{Message: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(e.Raw(), []byte(`{"type":"finalAnswer","text":"42","extra":{"k":[1]}}`)) {
+		t.Errorf("block lost: %s", e.Raw())
+	}
+}
