@@ -116,6 +116,7 @@ func BenchmarkOpen(b *testing.B) {
 				}
 			})
 			live := liveMB() - base
+			runtime.KeepAlive(s)
 			s = nil
 			for b.Loop() {
 				var err error
