@@ -1,6 +1,10 @@
 package session
 
 import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+
 	"github.com/prime-agent/prime/internal/jsonwire"
 	"github.com/prime-agent/prime/llm"
 )
@@ -54,44 +58,96 @@ func BuildContext(path []*Entry) (Context, error) {
 		}
 	}
 
-	add := func(e *Entry) error {
-		m, err := ContextMessage(e)
-		if err != nil || m == nil {
-			return err
-		}
-		ctx.Messages = append(ctx.Messages, m)
-		ctx.Entries = append(ctx.Entries, e)
-		return nil
-	}
-
+	// The entries that may contribute a message, in context order.
+	var from []*Entry
 	visible := path
 	if latest >= 0 {
-		c := path[latest]
-		if err := add(c); err != nil {
-			return Context{}, err
-		}
+		from = append(from, path[latest])
 		visible = path[latest+1:]
 		if kept := KeptStart(path, latest); kept >= 0 {
 			for _, e := range path[kept:latest] {
-				if e.Type == TypeCompaction {
-					continue
-				}
-				if err := add(e); err != nil {
-					return Context{}, err
+				if e.Type != TypeCompaction && contributes(e) {
+					from = append(from, e)
 				}
 			}
 		}
 	}
-	if ctx.Messages == nil {
-		ctx.Messages = make([]Message, 0, len(visible))
-		ctx.Entries = make([]*Entry, 0, len(visible))
-	}
 	for _, e := range visible {
-		if err := add(e); err != nil {
-			return Context{}, err
+		if contributes(e) {
+			from = append(from, e)
+		}
+	}
+	msgs, err := contextMessages(from)
+	if err != nil {
+		return Context{}, err
+	}
+	ctx.Messages = make([]Message, 0, len(msgs))
+	ctx.Entries = make([]*Entry, 0, len(msgs))
+	for i, m := range msgs {
+		if m != nil {
+			ctx.Messages = append(ctx.Messages, m)
+			ctx.Entries = append(ctx.Entries, from[i])
 		}
 	}
 	return ctx, nil
+}
+
+// contributes reports whether an entry's type can put a message in the
+// context.
+func contributes(e *Entry) bool {
+	switch e.Type {
+	case TypeMessage, TypeCustomMessage, TypeBranchSummary, TypeCompaction:
+		return true
+	}
+	return false
+}
+
+// parallelDecodeBytes is the amount of message text from which
+// contextMessages decodes on several goroutines.
+const parallelDecodeBytes = 1 << 20
+
+// contextMessages returns the context message of each entry (nil for none),
+// decoding on every core when there is much to decode. It fails with the
+// error of the first entry, in order, that cannot be decoded.
+func contextMessages(entries []*Entry) ([]Message, error) {
+	msgs := make([]Message, len(entries))
+	errs := make([]error, len(entries))
+	size := 0
+	for _, e := range entries {
+		size += len(e.raw)
+	}
+	workers := min(runtime.GOMAXPROCS(0), max(1, size/parallelDecodeBytes))
+	if workers == 1 {
+		for i, e := range entries {
+			if msgs[i], errs[i] = ContextMessage(e); errs[i] != nil {
+				return nil, errs[i]
+			}
+		}
+		return msgs, nil
+	}
+	const batch = 32
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				start := int(next.Add(batch)) - batch
+				if start >= len(entries) {
+					return
+				}
+				for i := start; i < min(start+batch, len(entries)); i++ {
+					msgs[i], errs[i] = ContextMessage(entries[i])
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return msgs, nil
 }
 
 // pathSettings finds the thinking level and model in force at the end of

@@ -1,7 +1,172 @@
 // Package session reads and writes Prime's (and pi's) session files: every
 // conversation is a tree of entries in an append-only JSONL file.
 //
-// The file format and its rules are documented in the package's doc
-// comments as they are built; see [Entry], [Payload], [BuildContext] and
-// [EstimateContextTokens].
+// # The file
+//
+// A session file is UTF-8 JSONL: one JSON object per line, each line ended
+// by "\n", written compactly with keys in the order shown (pi writes them
+// with JSON.stringify; Prime writes the same bytes). The first line is the
+// header, which is not part of the tree:
+//
+//	{"type":"session","version":3,"id":"<uuid>","timestamp":"<ISO>","cwd":"<dir>","parentSession":"<path>"?}
+//
+// Every other line is an entry. Entries share four leading members, then
+// carry their own:
+//
+//	{"type":"message","id":"1a2b3c4d","parentId":"0f9e8d7c","timestamp":"2025-12-03T14:00:00.000Z","message":{...}}
+//
+// The common members are:
+//
+//   - id: eight lowercase hex digits, unique in the file (drawn again on a
+//     collision; a whole UUID after 100 collisions).
+//   - parentId: the entry that was the leaf when this one was appended, or
+//     null for a root.
+//   - timestamp: ISO-8601 UTC with milliseconds. Messages carry their own
+//     numeric timestamp in Unix milliseconds.
+//
+// The entry types, with the members after the common four, are
+//
+//	message                message: a user, assistant, toolResult, bashExecution or custom message
+//	thinking_level_change  thinkingLevel
+//	model_change           provider, modelId
+//	compaction             summary, firstKeptEntryId, tokensBefore, details?, fromHook, customInstructions?, usage?
+//	branch_summary         fromId, summary, details?, fromHook, usage?
+//	custom                 customType, data?            (extension state; never reaches the model)
+//	custom_message         customType, content, display, details?   (reaches the model, even hidden)
+//	label                  targetId, label?             (an absent label clears it)
+//	session_info           name?
+//
+// See [Payload] and the *Entry types for the Go forms. An entry of a type
+// Prime does not know, and members it does not know, are kept byte for byte:
+// a version-3 file loaded and written back ([Session.Bytes]) is identical.
+//
+// # The tree
+//
+// parentId links make a tree (a forest, strictly). The leaf is the entry
+// the next append attaches to: after loading, the last entry in file order.
+// Moving it ([Session.SetLeaf]) starts a branch; the move itself is not
+// written, as in pi, so only what was appended survives a reload.
+//
+//	a1 ── a2 ── a3 ── a4 ── a5            a1 user        a4 user (first try)
+//	             │                        a2 assistant   a5 assistant
+//	             └── b1 ── b2 ── b3       a3 toolResult  b1 branch_summary (fromId a5)
+//	                              ▲                      b2 user (second try)
+//	                             leaf                    b3 assistant
+//
+//	lines: header, a1, a2, a3, a4, a5, b1, b2, b3   (file order = append order)
+//	path(b3) = a1 a2 a3 b1 b2 b3                     (root → leaf, what BuildContext reads)
+//
+// Each entry without children ends one branch ([Session.Leaves]): "prime
+// session info" reports the number of leaves as the number of branches, and
+// the entries with more than one child as branch points. Children are
+// ordered by timestamp, then file order, as pi's tree shows them.
+//
+// Labels bookmark entries: the last label entry for a target wins and an
+// empty one clears it. The session's name is the last session_info entry's
+// (an empty name clears it). An entry whose parent is not in the file is an
+// orphan: like pi, Prime treats it as a root, so paths through it stop
+// there ([Session.Orphans]).
+//
+// # What the model sees
+//
+// [BuildContext] turns a root→leaf path into messages exactly as pi's
+// buildSessionContext does (latest behaviour), and [ToLLM] turns those into
+// provider messages, with Prime's own words around summaries.
+// [EstimateTokens] and [EstimateContextTokens] count tokens as pi does.
+// [Session.Context] with an id that is not in the session falls back to the
+// last entry, as pi's does; the "prime session context --leaf" command
+// rejects such an id instead, since there it is a typo.
+//
+// # Versions and migration
+//
+// Versions 1 and 2 load, migrated in memory; nothing is written unless asked
+// ([Migrate], "prime session migrate", or [Open], which cannot append
+// version-3 entries to an older file):
+//
+//   - v1 → v2: entries get ids and form one chain in file order. A
+//     compaction's firstKeptEntryIndex (counting the file's JSON objects,
+//     the header being 0) becomes the firstKeptEntryId of that entry; an
+//     index naming the header or no entry leaves it unset, as in pi.
+//     Migrated lines are written with the four common members first, then
+//     the others in their original order, firstKeptEntryId taking the place
+//     of firstKeptEntryIndex.
+//   - v2 → v3: the message role hookMessage becomes custom.
+//
+// pi gives migrated entries random ids, so the same file gets different ids
+// each time it is read. Prime derives them ([MigrationID]): the first eight
+// hex digits of SHA-256 over the session id, a zero byte and the entry's
+// position; the same file always gets the same ids, so read-only commands are
+// repeatable and a later [Migrate] writes the ids already shown. The
+// rewrite is atomic (temporary file, fsync, rename, directory fsync) and the
+// original is kept as FILE.bak; lines the loader could not read are carried
+// over unchanged.
+//
+// # Reading: bad input and speed
+//
+// [Load] validates every line as JSON (what JSON.parse accepts: invalid
+// UTF-8, lone surrogates and repeated names included) and reads only the
+// four common members; bodies stay raw bytes until something decodes them
+// ([Entry.Payload], [Entry.Message]). pi and Prime write the common members
+// first, so a byte-level fast path reads them; any other shape goes through
+// the JSON tokenizer. Large files are validated on every core while they
+// are still being read. Paths are walked through parent indices, in time
+// proportional to their length.
+//
+// Problems that do not stop loading are [Warning] values with line numbers:
+//
+//   - a line that is not JSON, or not an object with a string "type", is
+//     skipped, as pi skips it (lines before the header too);
+//   - a last line that is incomplete and has no newline is a torn tail, the
+//     mark of a crash mid-append: it is skipped and reported, kept in the
+//     file (nothing is deleted), and the next append starts on a fresh line
+//     so the two are never glued; from then on it is an ordinary malformed
+//     line;
+//   - entries sharing an id: lookups find the later one (pi's rule);
+//   - an entry without an id is kept (its path works) but cannot be looked
+//     up or be a parent;
+//   - parent links forming a cycle (pi would loop forever): the entry of the
+//     cycle that comes first in the file becomes a root;
+//   - a header version newer than 3: read as version 3; Open refuses to
+//     append.
+//
+// A file that is empty, or whose first JSON line is not a header with a
+// string id, is not a session: a [*NotSessionError] naming the file, and
+// the file is never written. A message entry whose message cannot be decoded
+// (a role pi does not write is fine: it becomes an [UnknownMessage]) stays in
+// the tree; [BuildContext] fails with an error naming its line rather than
+// silently showing the model a different conversation.
+//
+// # Writing
+//
+// A [Session] from [Open] or [Create] appends: each entry is one line,
+// written with a single write on a file opened O_APPEND, under an exclusive
+// advisory lock (flock; none where the system lacks it). Before writing, it
+// reads whatever other processes appended since (so its ids stay unique and
+// their entries join its tree), and if the file does not end in a newline it
+// writes one first. An append costs the same whatever the file's size.
+// Appends are not fsynced: they survive a killed process, not a power cut.
+//
+// A new session is written when its first assistant message is appended
+// (pi's rule): the header and every entry so far in one write, to a file
+// created exclusively (mode 0600, directories 0700), so there is never a
+// second header. [Session.Flush] writes it earlier.
+//
+// Sessions live in ~/.prime/agent/sessions/--<cwd encoded>--/ (the agent
+// directory moves with PRIME_CODING_AGENT_DIR; see [AgentDir],
+// [SessionsDir], [EncodeCWD]), named <ISO time with ':' and '.' as '-'>_<UUID
+// v7>.jsonl ([FileName], [NewSessionID]). [List] and [MostRecent] find them.
+//
+// # pi bugs Prime does not have
+//
+// Of pi-reference §10.1: reopening a session that has no assistant message
+// yet and appending to it no longer writes a second header and duplicate
+// entries (#2); a non-empty file that is not a session is an error and left
+// untouched, not overwritten (#3); the branch-summary entry records the
+// entry navigated away from (#4, the caller's choice through
+// [Session.AppendAt]); an all-zero usage is not a usage (#23, see
+// [ValidUsage]). Beyond §10: a cycle or a self-parent no longer hangs path
+// walks; migration ids are collision-checked and repeatable; a torn tail is
+// not glued to the next entry; a migration keeps a backup and the lines it
+// could not read; a header longer than 512 bytes does not hide a session
+// from [MostRecent].
 package session

@@ -3,7 +3,6 @@ package session
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -46,42 +45,18 @@ type Entry struct {
 	Line int
 
 	raw []byte
+	// head is the offset in raw just after the timestamp when the line
+	// starts with the four common members in pi's order, else 0.
+	head int32
 }
 
 // NewEntry makes an entry from one JSON line (without its newline),
 // decoding the common fields. The line is copied. It fails if the line is
-// not a JSON object with a string "type".
+// not valid JSON or not an object with a string "type".
 func NewEntry(line []byte) (*Entry, error) {
-	e := &Entry{raw: bytes.Clone(line)}
-	var hasType bool
-	dec := jsonwire.NewDecoder(e.raw)
-	err := jsonwire.ReadObject(dec, func(name string) error {
-		var err error
-		switch name {
-		case "type":
-			hasType = dec.PeekKind() == '"'
-			e.Type, err = jsonwire.ReadString(dec)
-		case "id":
-			e.ID, err = readID(dec)
-		case "parentId":
-			e.ParentID, err = readID(dec)
-		case "timestamp":
-			e.Timestamp, err = readTimestamp(dec)
-		default:
-			err = dec.SkipValue()
-		}
-		return err
-	})
-	if err == nil {
-		if _, extra := dec.ReadToken(); extra != io.EOF {
-			err = fmt.Errorf("data after the entry object")
-		}
-	}
-	if err != nil {
+	e := new(Entry)
+	if err := decodeLineInto(e, bytes.Clone(line)); err != nil {
 		return nil, err
-	}
-	if !hasType {
-		return nil, fmt.Errorf("entry has no type")
 	}
 	return e, nil
 }
@@ -323,10 +298,35 @@ func (e *Entry) Payload() (Payload, error) {
 	return p, nil
 }
 
+// MessageRole returns the role of a "message" entry's message without
+// decoding the rest of it.
+func (e *Entry) MessageRole() (string, error) {
+	if e.Type != TypeMessage {
+		return "", e.errorf("entry is a %s, not a message", e.Type)
+	}
+	raw := messageBytes(e)
+	if raw == nil {
+		return "", e.errorf("message entry has no message")
+	}
+	role, err := DecodeMessageRole(raw)
+	if err != nil {
+		return "", e.errorf("%w", err)
+	}
+	return role, nil
+}
+
 // Message decodes the message of a "message" entry.
 func (e *Entry) Message() (Message, error) {
 	if e.Type != TypeMessage {
 		return nil, e.errorf("entry is a %s, not a message", e.Type)
+	}
+	if raw, ok := e.lastMember(`,"message":`); ok {
+		// The message is normally the last member. If it is not, the
+		// candidate is not one JSON value and decoding fails; then the
+		// line is read member by member below.
+		if m, err := DecodeMessage(raw); err == nil {
+			return m, nil
+		}
 	}
 	raw, err := e.member("message")
 	if err != nil {
@@ -337,6 +337,21 @@ func (e *Entry) Message() (Message, error) {
 		return nil, e.errorf("%w", err)
 	}
 	return m, nil
+}
+
+// lastMember returns the bytes between the member named by prefix (given as
+// `,"name":`) right after the common fields and the line's closing brace:
+// the member's value when it is the last member. The caller must check that
+// the result is a single JSON value.
+func (e *Entry) lastMember(prefix string) ([]byte, bool) {
+	if e.head == 0 {
+		return nil, false
+	}
+	rest := e.raw[e.head:]
+	if !bytes.HasPrefix(rest, []byte(prefix)) || len(rest) < len(prefix)+2 || rest[len(rest)-1] != '}' {
+		return nil, false
+	}
+	return rest[len(prefix) : len(rest)-1], true
 }
 
 // member returns the raw value of a top-level member of the entry's line.

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
@@ -256,9 +257,12 @@ func (m *CompactionSummaryMessage) UnmarshalJSONFrom(dec *jsontext.Decoder) erro
 // hookMessage is read as custom. An unknown role gives an [*UnknownMessage],
 // not an error, so a newer writer's messages do not make a file unreadable.
 func DecodeMessage(raw []byte) (Message, error) {
-	role, err := llm.PeekRole(raw)
-	if err != nil {
-		return nil, err
+	role, ok := fastRole(raw)
+	if !ok {
+		var err error
+		if role, err = llm.PeekRole(raw); err != nil {
+			return nil, err
+		}
 	}
 	var m Message
 	switch role {
@@ -283,6 +287,29 @@ func DecodeMessage(raw []byte) (Message, error) {
 		return nil, fmt.Errorf("%s message: %w", role, err)
 	}
 	return m, nil
+}
+
+// fastRole reads the role of a message written by pi or Prime, which put it
+// first: {"role":"user",... ok is false for any other shape, and the caller
+// then reads the role with the tokenizer.
+func fastRole(raw []byte) (string, bool) {
+	rest, ok := bytes.CutPrefix(raw, []byte(`{"role":"`))
+	if !ok {
+		return "", false
+	}
+	role, rest, ok := plainString(rest)
+	if !ok || len(rest) == 0 || rest[0] != ',' && rest[0] != '}' {
+		return "", false
+	}
+	switch string(role) {
+	case llm.RoleUser:
+		return llm.RoleUser, true
+	case llm.RoleAssistant:
+		return llm.RoleAssistant, true
+	case llm.RoleToolResult:
+		return llm.RoleToolResult, true
+	}
+	return string(role), true
 }
 
 // Prime's wording around summaries in the model's context. The layout

@@ -16,6 +16,9 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 func main() {
@@ -53,6 +56,8 @@ type command struct {
 // commands lists every subcommand. Each is defined in its own file.
 func commands() []*command {
 	var cmds []*command
+	cmds = append(cmds, sessionCommands()...)
+	cmds = append(cmds, devCommands()...)
 	cmds = append(cmds, settingsCommands()...)
 	cmds = append(cmds, modelsCommands()...)
 	return cmds
@@ -179,4 +184,15 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 		positional = append(positional, args[0])
 		args = args[1:]
 	}
+}
+
+// writeJSON prints v as indented JSON followed by a newline: the --json
+// output of every command.
+func writeJSON(w io.Writer, v any) error {
+	b, err := json.Marshal(v, jsontext.WithIndent("  "))
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
 }

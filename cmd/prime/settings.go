@@ -11,9 +11,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
-
 	"github.com/prime-agent/prime/settings"
 )
 
@@ -208,16 +205,6 @@ func runSettings(ctx context.Context, a *app, args []string) error {
 	}
 	writeSettingsText(a.stdout, r)
 	return nil
-}
-
-// writeJSON prints v as indented JSON and a newline.
-func writeJSON(w io.Writer, v any) error {
-	b, err := json.Marshal(v, jsontext.WithIndent("  "))
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(append(b, '\n'))
-	return err
 }
 
 func writeSettingsText(w io.Writer, r settingsReport) {

@@ -22,9 +22,11 @@ var ReadOptions = json.JoinOptions(
 	jsontext.AllowDuplicateNames(true),
 )
 
-// NewDecoder returns a decoder over b with [ReadOptions].
+// NewDecoder returns a decoder over b with [ReadOptions]. It reads b in
+// place, without copying it, so the values it returns (ReadValue) are
+// slices of b that stay valid after later reads.
 func NewDecoder(b []byte) *jsontext.Decoder {
-	return jsontext.NewDecoder(bytes.NewReader(b), ReadOptions)
+	return jsontext.NewDecoder(bytes.NewBuffer(b), ReadOptions)
 }
 
 // ObjectWriter writes the members of one JSON object and remembers the first
@@ -118,7 +120,8 @@ func ReadObject(dec *jsontext.Decoder, member func(name string) error) error {
 		if err != nil {
 			return err
 		}
-		name := tok.String() // the token is void once member reads on
+		// The token is only valid until the next read, which member does.
+		name := tok.String()
 		if err := member(name); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}

@@ -1,0 +1,260 @@
+package session_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/prime-agent/prime/llm"
+	"github.com/prime-agent/prime/session"
+	"github.com/prime-agent/prime/session/sessiongen"
+)
+
+// benchFiles holds the generated sessions the benchmarks share, by size.
+var benchFiles = struct {
+	sync.Mutex
+	dir   string
+	paths map[int]string
+}{paths: map[int]string{}}
+
+var benchSizes = []int{1_000, 10_000, 100_000}
+
+// benchFile returns a generated session of n entries, made once per run.
+func benchFile(b *testing.B, n int) string {
+	b.Helper()
+	benchFiles.Lock()
+	defer benchFiles.Unlock()
+	if p, ok := benchFiles.paths[n]; ok {
+		return p
+	}
+	if benchFiles.dir == "" {
+		dir, err := os.MkdirTemp("", "prime-bench-")
+		if err != nil {
+			b.Fatal(err)
+		}
+		benchFiles.dir = dir
+	}
+	p := filepath.Join(benchFiles.dir, fmt.Sprintf("%d.jsonl", n))
+	if err := os.WriteFile(p, sessiongen.Bytes(sessiongen.Options{Entries: n, Seed: 1}), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	benchFiles.paths[n] = p
+	return p
+}
+
+func removeBenchFiles() {
+	if benchFiles.dir != "" {
+		os.RemoveAll(benchFiles.dir)
+	}
+}
+
+func sizeName(n int) string { return strconv.Itoa(n/1000) + "k" }
+
+// peak measures how much the process's resident memory grows while f runs,
+// in MB, on Linux: it collects garbage, returns free memory to the system,
+// resets the high-water mark (/proc/self/clear_refs) and reads VmHWM after
+// f, less VmRSS before. It reports 0 elsewhere.
+func peak(f func()) (growthMB float64) {
+	runtime.GC()
+	debug.FreeOSMemory()
+	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+		f()
+		return 0
+	}
+	before := procStatus("VmRSS:")
+	f()
+	return procStatus("VmHWM:") - before
+}
+
+// procStatus reads a kB field of /proc/self/status, in MB.
+func procStatus(field string) float64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, field); ok {
+			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+// liveMB returns the heap in use after a collection, in MB.
+func liveMB() float64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return float64(ms.HeapAlloc) / (1 << 20)
+}
+
+// BenchmarkOpen loads a session file: read, validate every line, index,
+// build the tree. peak-RSS-MB is the whole test process's peak while
+// loading; live-MB the heap held by one loaded session.
+func BenchmarkOpen(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(sizeName(n), func(b *testing.B) {
+			path := benchFile(b, n)
+			fi, _ := os.Stat(path)
+			b.SetBytes(fi.Size())
+			b.ReportAllocs()
+			// Memory for one load, measured on its own: in the timed
+			// loop the previous session is still alive.
+			base := liveMB()
+			var s *session.Session
+			rss := peak(func() {
+				var err error
+				if s, err = session.Load(path); err != nil {
+					b.Fatal(err)
+				}
+			})
+			live := liveMB() - base
+			runtime.KeepAlive(s)
+			s = nil
+			for b.Loop() {
+				var err error
+				if s, err = session.Load(path); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(rss, "peak-RSS-MB")
+			b.ReportMetric(live, "live-MB")
+			runtime.KeepAlive(s)
+		})
+	}
+}
+
+func loadBench(b *testing.B, n int) *session.Session {
+	s, err := session.Load(benchFile(b, n))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s
+}
+
+// BenchmarkPath walks from the leaf to the root.
+func BenchmarkPath(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(sizeName(n), func(b *testing.B) {
+			s := loadBench(b, n)
+			b.ReportAllocs()
+			var p []*session.Entry
+			for b.Loop() {
+				p = s.LeafPath()
+			}
+			b.ReportMetric(float64(len(p)), "entries/path")
+		})
+	}
+}
+
+// BenchmarkBuildContext builds what the model sees at the leaf: decoding
+// every message on the path after the latest compaction's kept start.
+func BenchmarkBuildContext(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(sizeName(n), func(b *testing.B) {
+			s := loadBench(b, n)
+			path := s.LeafPath()
+			b.ReportAllocs()
+			var c session.Context
+			rss := peak(func() {
+				var err error
+				if c, err = session.BuildContext(path); err != nil {
+					b.Fatal(err)
+				}
+			})
+			for b.Loop() {
+				var err error
+				if c, err = session.BuildContext(path); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(len(c.Messages)), "messages")
+			b.ReportMetric(rss, "peak-RSS-MB")
+		})
+	}
+}
+
+// BenchmarkContextEstimate estimates the size of the leaf's context.
+func BenchmarkContextEstimate(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(sizeName(n), func(b *testing.B) {
+			c, err := loadBench(b, n).Context("")
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			var est session.ContextEstimate
+			for b.Loop() {
+				est = session.EstimateContextTokens(c.Messages)
+			}
+			b.ReportMetric(float64(est.Tokens), "tokens")
+		})
+	}
+}
+
+// BenchmarkOpenToContext is what "prime session context" does: open, take
+// the leaf's path, build the context, estimate it.
+func BenchmarkOpenToContext(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(sizeName(n), func(b *testing.B) {
+			path := benchFile(b, n)
+			fi, _ := os.Stat(path)
+			b.SetBytes(fi.Size())
+			once := func() {
+				s, err := session.Load(path)
+				if err != nil {
+					b.Fatal(err)
+				}
+				c, err := session.BuildContext(s.LeafPath())
+				if err != nil {
+					b.Fatal(err)
+				}
+				session.EstimateContextTokens(c.Messages)
+			}
+			rss := peak(once)
+			for b.Loop() {
+				once()
+			}
+			b.ReportMetric(rss, "peak-RSS-MB")
+		})
+	}
+}
+
+// BenchmarkAppend appends a user message to a copy of the session file:
+// one locked write, independent of the file's size.
+func BenchmarkAppend(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(sizeName(n), func(b *testing.B) {
+			data, err := os.ReadFile(benchFile(b, n))
+			if err != nil {
+				b.Fatal(err)
+			}
+			path := filepath.Join(b.TempDir(), "append.jsonl")
+			if err := os.WriteFile(path, data, 0o600); err != nil {
+				b.Fatal(err)
+			}
+			s, err := session.Open(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			msg := &session.MessageEntry{Message: &llm.UserMessage{
+				Content:   []llm.Content{llm.Text{Text: strings.Repeat("Please look at the planner tests again. ", 8)}},
+				Timestamp: 1764770400000,
+			}}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := s.Append(msg); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

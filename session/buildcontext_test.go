@@ -1,0 +1,168 @@
+package session_test
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/prime-agent/prime/llm"
+	"github.com/prime-agent/prime/session"
+)
+
+// Scenarios 73–87 of pi-reference §9.12 (build-context.test.ts).
+func TestBuildContextScenarios(t *testing.T) {
+	compaction := func(summary, firstKept string) *session.CompactionEntry {
+		return &session.CompactionEntry{Summary: summary, FirstKeptEntryID: firstKept, TokensBefore: 1000}
+	}
+	tests := []struct {
+		name     string
+		ents     []ent
+		leaf     string // "" = the last entry
+		want     []string
+		thinking llm.ThinkingLevel
+		model    *session.ModelRef
+	}{
+		{name: "73 no entries", want: []string{}, thinking: "off"},
+		{name: "74 single user", ents: chain(user("hello")), want: []string{"user:hello"}, thinking: "off"},
+		{
+			name: "75 user assistant alternation",
+			ents: chain(user("q1"), assistant("a1"), user("q2"), assistant("a2")),
+			want: []string{"user:q1", "assistant:a1", "user:q2", "assistant:a2"}, thinking: "off",
+			model: &session.ModelRef{Provider: "anthropic", ModelID: "claude-sonnet-4-5"},
+		},
+		{
+			name: "76 thinking change between messages",
+			ents: chain(user("q1"), &session.ThinkingLevelChangeEntry{ThinkingLevel: "high"}, assistant("a1")),
+			want: []string{"user:q1", "assistant:a1"}, thinking: "high",
+			model: &session.ModelRef{Provider: "anthropic", ModelID: "claude-sonnet-4-5"},
+		},
+		{
+			name: "77 model from the assistant message",
+			ents: chain(user("q"), assistantOf("a", "openai", "gpt-4o")),
+			want: []string{"user:q", "assistant:a"}, thinking: "off",
+			model: &session.ModelRef{Provider: "openai", ModelID: "gpt-4o"},
+		},
+		{
+			name: "78 assistant after model_change wins",
+			ents: chain(&session.ModelChangeEntry{Provider: "openai", ModelID: "gpt-4o"}, user("q"), assistantOf("a", "anthropic", "claude-opus-4-5")),
+			want: []string{"user:q", "assistant:a"}, thinking: "off",
+			model: &session.ModelRef{Provider: "anthropic", ModelID: "claude-opus-4-5"},
+		},
+		{
+			name: "79 compaction keeping from entry 3",
+			ents: chain(user("first"), assistant("response1"), user("second"), assistant("response2"),
+				compaction("summary", "test-id-3"), user("third"), assistant("response3")),
+			want:     []string{"compactionSummary:summary", "user:second", "assistant:response2", "user:third", "assistant:response3"},
+			thinking: "off", model: &session.ModelRef{Provider: "anthropic", ModelID: "claude-sonnet-4-5"},
+		},
+		{
+			name: "80 compaction keeping from the first entry",
+			ents: chain(user("first"), assistant("response1"), user("second"), compaction("summary", "test-id-1")),
+			want: []string{"compactionSummary:summary", "user:first", "assistant:response1", "user:second"}, thinking: "off",
+			model: &session.ModelRef{Provider: "anthropic", ModelID: "claude-sonnet-4-5"},
+		},
+		{
+			name: "81 two compactions: the second wins",
+			ents: chain(user("q1"), assistant("a1"), user("q2"), assistant("a2"), compaction("first summary", "test-id-3"),
+				user("q3"), assistant("a3"), compaction("second summary", "test-id-4")),
+			want:     []string{"compactionSummary:second summary", "assistant:a2", "user:q3", "assistant:a3"},
+			thinking: "off", model: &session.ModelRef{Provider: "anthropic", ModelID: "claude-sonnet-4-5"},
+		},
+		{
+			name: "82 sibling 3 under 2",
+			ents: append(chain(user("q"), assistant("a")), ent{id: "test-id-3", parent: "test-id-2", p: user("left")},
+				ent{id: "test-id-4", parent: "test-id-2", p: user("right")}),
+			leaf: "test-id-3", want: []string{"user:q", "assistant:a", "user:left"}, thinking: "off",
+			model: &session.ModelRef{Provider: "anthropic", ModelID: "claude-sonnet-4-5"},
+		},
+		{
+			name: "82 sibling 4 under 2",
+			ents: append(chain(user("q"), assistant("a")), ent{id: "test-id-3", parent: "test-id-2", p: user("left")},
+				ent{id: "test-id-4", parent: "test-id-2", p: user("right")}),
+			leaf: "test-id-4", want: []string{"user:q", "assistant:a", "user:right"}, thinking: "off",
+			model: &session.ModelRef{Provider: "anthropic", ModelID: "claude-sonnet-4-5"},
+		},
+		{
+			name: "83 branch summary on the path",
+			ents: chain(user("start"), assistant("r1"), &session.BranchSummaryEntry{FromID: "test-id-9", Summary: "tried X"}, user("new direction")),
+			want: []string{"user:start", "assistant:r1", "branchSummary:tried X", "user:new direction"}, thinking: "off",
+			model: &session.ModelRef{Provider: "anthropic", ModelID: "claude-sonnet-4-5"},
+		},
+		{
+			name: "84 compacted main path",
+			ents: append(chain(user("start"), assistant("r1"), user("q2"), assistant("r2"), compaction("summary", "test-id-3"), user("q3"), assistant("r3")),
+				ent{id: "side-1", parent: "test-id-3", p: &session.BranchSummaryEntry{FromID: "test-id-7", Summary: "summary"}},
+				ent{id: "side-2", parent: "side-1", p: user("better approach")}),
+			leaf: "test-id-7", want: []string{"compactionSummary:summary", "user:q2", "assistant:r2", "user:q3", "assistant:r3"}, thinking: "off",
+			model: &session.ModelRef{Provider: "anthropic", ModelID: "claude-sonnet-4-5"},
+		},
+		{
+			name: "84 branch-summary side path",
+			ents: append(chain(user("start"), assistant("r1"), user("q2"), assistant("r2"), compaction("summary", "test-id-3"), user("q3"), assistant("r3")),
+				ent{id: "side-1", parent: "test-id-3", p: &session.BranchSummaryEntry{FromID: "test-id-7", Summary: "summary"}},
+				ent{id: "side-2", parent: "side-1", p: user("better approach")}),
+			leaf: "side-2", want: []string{"user:start", "assistant:r1", "user:q2", "branchSummary:summary", "user:better approach"}, thinking: "off",
+			model: &session.ModelRef{Provider: "anthropic", ModelID: "claude-sonnet-4-5"},
+		},
+		{
+			name: "85 unknown leaf falls back to the last entry",
+			ents: chain(user("q"), assistant("a")), leaf: "no-such-id",
+			want: []string{"user:q", "assistant:a"}, thinking: "off",
+			model: &session.ModelRef{Provider: "anthropic", ModelID: "claude-sonnet-4-5"},
+		},
+		{
+			name: "86 entry whose parent is missing",
+			ents: []ent{{id: "test-id-1", p: user("lost parent")}, {id: "test-id-2", parent: "gone", p: user("orphan")}},
+			want: []string{"user:orphan"}, thinking: "off",
+		},
+		{
+			name: "87 hidden custom_message reaches the context",
+			ents: chain(user("q"), &session.CustomMessageEntry{CustomType: "reminder", Content: []llm.Content{llm.Text{Text: "note"}}, Display: false}),
+			want: []string{"user:q", "custom:note"}, thinking: "off",
+		},
+		{
+			name: "empty branch summary is invisible",
+			ents: chain(user("q"), &session.BranchSummaryEntry{FromID: "x", Summary: ""}, user("after")),
+			want: []string{"user:q", "user:after"}, thinking: "off",
+		},
+		{
+			name: "firstKeptEntryId not on the path keeps nothing before the compaction",
+			ents: chain(user("q1"), assistant("a1"), compaction("s", "elsewhere"), user("q2")),
+			want: []string{"compactionSummary:s", "user:q2"}, thinking: "off",
+			model: &session.ModelRef{Provider: "anthropic", ModelID: "claude-sonnet-4-5"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := parse(t, tt.ents...)
+			ctx, err := s.Context(tt.leaf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, texts(ctx.Messages)); diff != "" {
+				t.Errorf("messages (-want +got):\n%s", diff)
+			}
+			if ctx.ThinkingLevel != tt.thinking {
+				t.Errorf("thinking = %q, want %q", ctx.ThinkingLevel, tt.thinking)
+			}
+			if diff := cmp.Diff(tt.model, ctx.Model); diff != "" {
+				t.Errorf("model (-want +got):\n%s", diff)
+			}
+			if len(ctx.Entries) != len(ctx.Messages) {
+				t.Errorf("%d entries for %d messages", len(ctx.Entries), len(ctx.Messages))
+			}
+		})
+	}
+}
+
+func TestCustomMessageContextFields(t *testing.T) {
+	s := parse(t, chain(&session.CustomMessageEntry{CustomType: "reminder", Content: []llm.Content{llm.Text{Text: "note"}}, Display: false})...)
+	ctx, err := s.Context("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, ok := ctx.Messages[0].(*session.CustomMessage)
+	if !ok || m.CustomType != "reminder" || m.Display || llm.TextOf(m.Content) != "note" || m.Timestamp != testStart.Add(1e9).UnixMilli() {
+		t.Errorf("custom message = %+v", ctx.Messages[0])
+	}
+}

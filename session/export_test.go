@@ -1,0 +1,24 @@
+package session
+
+// Hooks for the external tests (fuzz_test.go), which cannot be in package
+// session because they use sessiongen, which imports it.
+
+var ValidJSON = validJSON
+
+func FastHead(line []byte) (typ, id, parent, ts string, ok bool) {
+	h, ok := fastHead(line)
+	return string(h.typ), string(h.id), string(h.parent), string(h.ts), ok
+}
+
+func SlowHead(line []byte) (typ, id, parent, ts string, err error) {
+	h, err := slowHead(line)
+	if err != nil {
+		return "", "", "", "", err
+	}
+	return h.slow.Type, h.slow.ID, h.slow.ParentID, h.slow.Timestamp, nil
+}
+
+func DecodeLine(line []byte) (*Entry, error) {
+	e := new(Entry)
+	return e, decodeLineInto(e, line)
+}

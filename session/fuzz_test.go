@@ -1,0 +1,113 @@
+package session_test
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/prime-agent/prime/session"
+	"github.com/prime-agent/prime/session/sessiongen"
+)
+
+// seedLines adds the lines of a few generated sessions and some odd lines to
+// a fuzz corpus.
+func seedLines(f *testing.F) {
+	for _, seed := range []uint64{1, 2} {
+		data := sessiongen.Bytes(sessiongen.Options{Entries: 40, Seed: seed, SizeScale: 0.1, ImageRate: -1, HugeRate: -1})
+		for _, l := range bytes.Split(data, []byte("\n")) {
+			f.Add(l)
+		}
+	}
+	for _, s := range []string{
+		``, `{}`, `[]`, `"\ud800"`, `{"a":1,"a":2}`, `-0.5e+3`, `01`, `{"type":"x"`, "\"\x01\"", `{"type":"message","id":"a\"b","parentId":null,"timestamp":"t"}`,
+		`{"id":"x","type":"label","parentId":"p","timestamp":1700000000000}`, `{"type":"message","id":"a","parentId":null,"timestamp":"t","id":"b"}`,
+		`[[[[[[[[[[1]]]]]]]]]]`, `{"type":true}`, `  {"type":"custom"}  `, `nul`, `tru`, `1e`, `"\u12g4"`,
+	} {
+		f.Add([]byte(s))
+	}
+}
+
+// FuzzValidJSON checks the fast validator against the JSON tokenizer.
+func FuzzValidJSON(f *testing.F) {
+	seedLines(f)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		want := jsontext.Value(b).IsValid(jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true))
+		if got := session.ValidJSON(b); got != want {
+			t.Fatalf("validJSON(%q) = %v, jsontext says %v", b, got, want)
+		}
+	})
+}
+
+// FuzzDecodeLine checks the line decoder: it never panics, and the fast
+// path for the common prefix reads the same fields as the tokenizer.
+func FuzzDecodeLine(f *testing.F) {
+	seedLines(f)
+	f.Fuzz(func(t *testing.T, line []byte) {
+		e, err := session.DecodeLine(line)
+		if err != nil {
+			return
+		}
+		if e.Type == "" && !bytes.Contains(line, []byte(`"type"`)) {
+			t.Fatalf("entry without a type from %q", line)
+		}
+		typ, id, parent, ts, ok := session.FastHead(line)
+		if !ok {
+			return
+		}
+		// Lines that repeat a name are read first-wins by the fast path;
+		// compare only lines without repeats.
+		if !jsontext.Value(line).IsValid(jsontext.AllowInvalidUTF8(true)) {
+			return
+		}
+		st, sid, sp, sts, err := session.SlowHead(line)
+		if err != nil {
+			t.Fatalf("fast path accepted %q, tokenizer says %v", line, err)
+		}
+		if typ != st || id != sid || parent != sp || ts != sts {
+			t.Fatalf("fast %q/%q/%q/%q, slow %q/%q/%q/%q for %q", typ, id, parent, ts, st, sid, sp, sts, line)
+		}
+		e.Payload()
+		if e.Type == session.TypeMessage {
+			e.Message()
+		}
+	})
+}
+
+// FuzzLoad checks the loader on arbitrary files: it never panics, every
+// path ends, and writing the session out and reading it back gives the same
+// entries.
+func FuzzLoad(f *testing.F) {
+	for _, seed := range []uint64{1, 2, 3} {
+		data := sessiongen.Bytes(sessiongen.Options{Entries: 12, Seed: seed, SizeScale: 0.02, ImageRate: -1, HugeRate: -1, BranchRate: 0.3})
+		f.Add(data)
+		f.Add(data[:len(data)/2])
+	}
+	f.Add([]byte(`{"type":"session","id":"v1"}` + "\n" + `{"type":"message","message":{"role":"hookMessage","content":"x"}}` + "\n" + `{"type":"compaction","firstKeptEntryIndex":1,"summary":"s"}`))
+	f.Add([]byte(`{"type":"session","version":3,"id":"s"}` + "\n" + `{"type":"x","id":"a","parentId":"b"}` + "\n" + `{"type":"x","id":"b","parentId":"a"}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := session.Parse("fuzz", data)
+		if err != nil {
+			return
+		}
+		// Every path ends; checking the last 100 entries keeps each run
+		// linear in the input.
+		es := s.Entries()
+		for _, e := range es[max(0, len(es)-100):] {
+			if len(s.Path(e.ID)) > s.Len() {
+				t.Fatal("path longer than the session")
+			}
+			s.Context(e.ID)
+			e.Payload()
+		}
+		s.Tree()
+		out := s.Bytes()
+		r, err := session.Parse("again", out)
+		if err != nil {
+			t.Fatalf("written session does not load: %v", err)
+		}
+		if r.Len() != s.Len() || !bytes.Equal(r.Bytes(), out) {
+			t.Fatalf("round trip: %d entries, then %d", s.Len(), r.Len())
+		}
+	})
+}

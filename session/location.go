@@ -1,0 +1,289 @@
+package session
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/go-json-experiment/json"
+
+	"github.com/prime-agent/prime/internal/jsonwire"
+	"github.com/prime-agent/prime/llm"
+)
+
+// EnvAgentDir is the environment variable that moves Prime's agent
+// directory (default ~/.prime/agent), and with it the sessions.
+const EnvAgentDir = "PRIME_CODING_AGENT_DIR"
+
+// AgentDir returns Prime's agent directory: $PRIME_CODING_AGENT_DIR with a
+// leading ~ expanded, or ~/.prime/agent. getenv reads the environment (nil
+// means os.Getenv).
+func AgentDir(getenv func(string) string) (string, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	home := func() (string, error) {
+		if h := getenv("HOME"); h != "" {
+			return h, nil
+		}
+		return os.UserHomeDir()
+	}
+	if dir := getenv(EnvAgentDir); dir != "" {
+		if dir == "~" || strings.HasPrefix(dir, "~/") {
+			h, err := home()
+			if err != nil {
+				return "", fmt.Errorf("session: expanding %s: %w", EnvAgentDir, err)
+			}
+			dir = filepath.Join(h, dir[1:])
+		}
+		return dir, nil
+	}
+	h, err := home()
+	if err != nil {
+		return "", fmt.Errorf("session: finding the home directory: %w", err)
+	}
+	return filepath.Join(h, ".prime", "agent"), nil
+}
+
+// SessionsDir returns the directory holding the sessions started in cwd:
+// agentDir/sessions/--<cwd encoded>--. cwd should be absolute.
+func SessionsDir(agentDir, cwd string) string {
+	return filepath.Join(agentDir, "sessions", EncodeCWD(cwd))
+}
+
+// EncodeCWD turns a working directory into the name of its sessions
+// directory, as pi does: one leading slash or backslash dropped, every
+// other slash, backslash and colon replaced by '-', and the result wrapped
+// in "--". /home/ann/proj gives --home-ann-proj--; C:\a\b gives --C--a-b--.
+func EncodeCWD(cwd string) string {
+	cwd = strings.TrimPrefix(cwd, "/")
+	if len(cwd) == len(strings.TrimPrefix(cwd, `\`))+1 {
+		cwd = cwd[1:]
+	}
+	return "--" + strings.NewReplacer("/", "-", `\`, "-", ":", "-").Replace(cwd) + "--"
+}
+
+// FileName returns the file name of a session created at t with the given
+// id: the time as ISO-8601 UTC with ':' and '.' replaced by '-', an
+// underscore, the id and ".jsonl", e.g.
+// 2025-12-03T14-00-00-000Z_0193a1b2-....jsonl.
+func FileName(t time.Time, id string) string {
+	ts := strings.NewReplacer(":", "-", ".", "-").Replace(FormatTime(t))
+	return ts + "_" + id + ".jsonl"
+}
+
+// Info summarizes one session file for a listing.
+type Info struct {
+	Path          string    `json:"path"`
+	ID            string    `json:"id"`
+	CWD           string    `json:"cwd"`
+	Name          string    `json:"name,omitzero"`
+	ParentSession string    `json:"parentSession,omitzero"`
+	Created       time.Time `json:"created"`
+	// Modified is the last activity: the newest user or assistant message,
+	// else the header's time, else the file's modification time.
+	Modified time.Time `json:"modified"`
+	// MessageCount counts the message entries.
+	MessageCount int `json:"messageCount"`
+	// FirstMessage is the text of the first user message, or "".
+	FirstMessage string `json:"firstMessage"`
+	// Entries counts all entries, Warnings the problems found reading it.
+	Entries  int `json:"entries"`
+	Warnings int `json:"warnings"`
+}
+
+// Title is what a listing shows for the session: its name, else its first
+// user message, else "(no messages)".
+func (i *Info) Title() string {
+	switch {
+	case i.Name != "":
+		return i.Name
+	case i.FirstMessage != "":
+		return i.FirstMessage
+	}
+	return "(no messages)"
+}
+
+// List returns the sessions in dir (its *.jsonl files that are session
+// files), most recently active first. Files that are not sessions or cannot
+// be read are left out. A missing directory has no sessions.
+func List(dir string) ([]Info, error) {
+	names, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("session: %w", err)
+	}
+	var out []Info
+	for _, d := range names {
+		if d.IsDir() || !strings.HasSuffix(d.Name(), ".jsonl") {
+			continue
+		}
+		info, err := ReadInfo(filepath.Join(dir, d.Name()))
+		if err != nil {
+			continue
+		}
+		out = append(out, *info)
+	}
+	slices.SortStableFunc(out, func(a, b Info) int {
+		if c := b.Modified.Compare(a.Modified); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Path, b.Path)
+	})
+	return out, nil
+}
+
+// ReadInfo loads one session file and summarizes it (see [Info]).
+func ReadInfo(path string) (*Info, error) {
+	s, err := Load(path)
+	if err != nil {
+		return nil, err
+	}
+	h := s.Header()
+	info := &Info{
+		Path: path, ID: h.ID, CWD: h.CWD, Name: s.Name(), ParentSession: h.ParentSession,
+		Entries: s.Len(), Warnings: len(s.warnings),
+	}
+	if ms := jsonwire.ISOMillis(h.Timestamp); ms != 0 {
+		info.Created = time.UnixMilli(ms).UTC()
+	}
+	var last int64
+	for _, e := range s.entries {
+		if e.Type != TypeMessage {
+			continue
+		}
+		info.MessageCount++
+		raw := messageBytes(e)
+		role, err := DecodeMessageRole(raw)
+		if err != nil || role != llm.RoleUser && role != llm.RoleAssistant {
+			continue
+		}
+		ts, ok := messageMillis(raw)
+		if !ok {
+			ts = e.Millis()
+		}
+		last = max(last, ts)
+		if info.FirstMessage == "" && role == llm.RoleUser {
+			if m, err := DecodeMessage(raw); err == nil {
+				info.FirstMessage = firstText(m.(*llm.UserMessage).Content)
+			}
+		}
+	}
+	switch {
+	case last > 0:
+		info.Modified = time.UnixMilli(last).UTC()
+	case !info.Created.IsZero():
+		info.Modified = info.Created
+	default:
+		if fi, err := os.Stat(path); err == nil {
+			info.Modified = fi.ModTime().UTC()
+		}
+	}
+	return info, nil
+}
+
+// firstText joins a user message's text blocks with spaces, as pi's listing
+// does.
+func firstText(content []llm.Content) string {
+	var parts []string
+	for _, c := range content {
+		if t, ok := c.(llm.Text); ok {
+			parts = append(parts, t.Text)
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// messageMillis returns a stored message's numeric "timestamp". pi writes it
+// as the last member of user and tool-result messages, so it is looked for
+// there first; otherwise the message's members are read.
+func messageMillis(raw []byte) (int64, bool) {
+	if i := bytes.LastIndex(raw, []byte(`,"timestamp":`)); i >= 0 && raw[len(raw)-1] == '}' {
+		digits := raw[i+len(`,"timestamp":`) : len(raw)-1]
+		var n int64
+		ok := len(digits) > 0 && len(digits) < 19
+		for _, c := range digits {
+			if c < '0' || c > '9' {
+				ok = false
+				break
+			}
+			n = n*10 + int64(c-'0')
+		}
+		if ok {
+			return n, true
+		}
+	}
+	var m struct {
+		Timestamp *float64 `json:"timestamp"`
+	}
+	if err := json.Unmarshal(raw, &m, jsonwire.ReadOptions); err != nil || m.Timestamp == nil {
+		return 0, false
+	}
+	return int64(*m.Timestamp), true
+}
+
+// MostRecent returns the session file in dir modified last (by file
+// modification time, as pi's --continue picks it), considering only *.jsonl
+// files whose first line is a session header, and, when cwd is not empty,
+// whose header names that working directory. It returns an error wrapping
+// [ErrNotFound] when there is none.
+func MostRecent(dir, cwd string) (string, error) {
+	names, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("session: %w", err)
+	}
+	var best string
+	var bestTime time.Time
+	for _, d := range names {
+		if d.IsDir() || !strings.HasSuffix(d.Name(), ".jsonl") {
+			continue
+		}
+		p := filepath.Join(dir, d.Name())
+		h, err := readHeaderLine(p)
+		if err != nil || cwd != "" && h.CWD != cwd {
+			continue
+		}
+		fi, err := os.Stat(p)
+		if err != nil {
+			continue
+		}
+		if best == "" || fi.ModTime().After(bestTime) {
+			best, bestTime = p, fi.ModTime()
+		}
+	}
+	if best == "" {
+		return "", fmt.Errorf("session: no session in %s: %w", dir, ErrNotFound)
+	}
+	return best, nil
+}
+
+// readHeaderLine reads just the first line of a file as a session header.
+func readHeaderLine(path string) (*Header, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	line, err := bufio.NewReaderSize(f, 64<<10).ReadSlice('\n')
+	if err != nil && len(line) == 0 {
+		return nil, err
+	}
+	line = bytes.TrimSpace(line)
+	if !validJSON(line) {
+		return nil, errors.New("first line is not JSON")
+	}
+	h, ok, err := decodeHeader(bytes.Clone(line))
+	if err != nil || !ok {
+		return nil, errors.New("first line is not a session header")
+	}
+	return h, nil
+}

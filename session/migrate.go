@@ -1,0 +1,344 @@
+package session
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/prime-agent/prime/internal/atomicfile"
+	"github.com/prime-agent/prime/internal/jsonwire"
+	"github.com/prime-agent/prime/llm"
+)
+
+// migrate brings a version-1 or version-2 session to version 3 in memory
+// (pi's migrateToCurrentVersion, with deterministic ids). Entries that
+// change get new lines; the others keep theirs.
+func (s *Session) migrate() error {
+	if s.fileVersion < 2 {
+		if err := s.migrateV1(); err != nil {
+			return err
+		}
+	}
+	for _, e := range s.entries {
+		if e.Type != TypeMessage {
+			continue
+		}
+		line, changed, err := renameHookMessage(e.raw)
+		if err != nil {
+			return fmt.Errorf("session: %s: line %d: %w", s.path, e.Line, err)
+		}
+		if changed {
+			e.raw = line
+			e.head = headLen(line)
+		}
+	}
+	h, err := rewriteMembers(s.header.raw, []member{
+		{"type", []byte(`"session"`)},
+		{"version", []byte(strconv.Itoa(CurrentVersion))},
+	}, func(name string, v jsontext.Value) (jsontext.Value, bool) {
+		return v, name != "type" && name != "version"
+	})
+	if err != nil {
+		return fmt.Errorf("session: %s: header: %w", s.path, err)
+	}
+	s.header.raw = h
+	s.header.Version = CurrentVersion
+	return nil
+}
+
+// MigrationID is the id a version-1 entry gets when its file is migrated:
+// the first eight hex digits of SHA-256 over the session id, a zero byte and
+// the entry's position among the file's entries (0 for the first), then,
+// if that id is taken, over the same bytes followed by a zero byte and a
+// counter (1, 2, ...). The same file thus always gets the same ids.
+func MigrationID(sessionID string, position, attempt int) string {
+	h := sha256.New()
+	io.WriteString(h, sessionID)
+	h.Write([]byte{0})
+	io.WriteString(h, strconv.Itoa(position))
+	if attempt > 0 {
+		h.Write([]byte{0})
+		io.WriteString(h, strconv.Itoa(attempt))
+	}
+	var sum [sha256.Size]byte
+	return hex.EncodeToString(h.Sum(sum[:0])[:4])
+}
+
+// migrateV1 gives every entry an id and links the entries into one chain in
+// file order (pi's migrateV1ToV2), turning a compaction's
+// firstKeptEntryIndex into a firstKeptEntryId.
+func (s *Session) migrateV1() error {
+	// firstKeptEntryIndex counts the JSON objects pi parsed, the header
+	// being 0: the entries, and the skipped lines that were objects
+	// without a type.
+	var objects []int // objects[k] = entry index, or -1 for a typeless object
+	objects = append(objects, -1)
+	sk := 0
+	for i, e := range s.entries {
+		for ; sk < len(s.skipped) && s.skipped[sk].line < e.Line; sk++ {
+			if raw := s.skipped[sk].raw; raw[0] == '{' && validJSON(raw) {
+				objects = append(objects, -1)
+			}
+		}
+		objects = append(objects, i)
+	}
+	ids := make(map[string]bool, len(s.entries))
+	for i, e := range s.entries {
+		id := MigrationID(s.header.ID, i, 0)
+		for attempt := 1; ids[id]; attempt++ {
+			id = MigrationID(s.header.ID, i, attempt)
+		}
+		ids[id] = true
+		e.ID = id
+	}
+	for i, e := range s.entries {
+		parent := ""
+		if i > 0 {
+			parent = s.entries[i-1].ID
+		}
+		e.ParentID = parent
+		firstKept := []byte(nil)
+		var dropIndex bool
+		if e.Type == TypeCompaction {
+			v, err := e.member("firstKeptEntryIndex")
+			if err == nil {
+				dropIndex = true
+				if n, ok := jsonIndex(v); ok && n > 0 && n < len(objects) && objects[n] >= 0 {
+					firstKept, _ = jsontext.AppendQuote(nil, s.entries[objects[n]].ID)
+				}
+			}
+		}
+		var parentVal jsontext.Value = []byte("null")
+		if parent != "" {
+			parentVal, _ = jsontext.AppendQuote(nil, parent)
+		}
+		idVal, _ := jsontext.AppendQuote(nil, e.ID)
+		typeVal, _ := jsontext.AppendQuote(nil, e.Type)
+		first := []member{{"type", typeVal}, {"id", idVal}, {"parentId", parentVal}}
+		if e.Timestamp != "" {
+			tsVal, _ := jsontext.AppendQuote(nil, e.Timestamp)
+			first = append(first, member{"timestamp", tsVal})
+		}
+		line, err := rewriteMembers(e.raw, first, func(name string, v jsontext.Value) (jsontext.Value, bool) {
+			switch name {
+			case "type", "id", "parentId", "timestamp", "firstKeptEntryId":
+				return nil, false
+			case "firstKeptEntryIndex":
+				if !dropIndex || firstKept == nil {
+					return nil, false
+				}
+				return firstKept, true
+			}
+			return v, true
+		}, renameIndex)
+		if err != nil {
+			return fmt.Errorf("session: %s: line %d: %w", s.path, e.Line, err)
+		}
+		e.raw = line
+		e.head = headLen(line)
+	}
+	return nil
+}
+
+// renameIndex names the member that replaces firstKeptEntryIndex.
+func renameIndex(name string) string {
+	if name == "firstKeptEntryIndex" {
+		return "firstKeptEntryId"
+	}
+	return name
+}
+
+// jsonIndex reads a non-negative integer index.
+func jsonIndex(v jsontext.Value) (int, bool) {
+	if v.Kind() != '0' {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(string(v), 64)
+	if err != nil || f < 0 || f != float64(int(f)) {
+		return 0, false
+	}
+	return int(f), true
+}
+
+// headLen returns the length of a line's canonical common prefix, or 0.
+func headLen(line []byte) int32 {
+	if h, ok := fastHead(line); ok {
+		return int32(h.end)
+	}
+	return 0
+}
+
+type member struct {
+	name  string
+	value jsontext.Value
+}
+
+// rewriteMembers writes the object raw again: first the members in first,
+// then each member of raw that keep returns true for, in order, with the
+// value keep returns. rename, if given, may change the kept members' names.
+// Values are copied byte for byte.
+func rewriteMembers(raw []byte, first []member, keep func(name string, v jsontext.Value) (jsontext.Value, bool), rename ...func(string) string) ([]byte, error) {
+	out := make([]byte, 0, len(raw)+64)
+	out = append(out, '{')
+	for _, m := range first {
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out, _ = jsontext.AppendQuote(out, m.name)
+		out = append(out, ':')
+		out = append(out, m.value...)
+	}
+	dec := jsonwire.NewDecoder(raw)
+	err := jsonwire.ReadObject(dec, func(name string) error {
+		v, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		v, ok := keep(name, v)
+		if !ok {
+			return nil
+		}
+		for _, r := range rename {
+			name = r(name)
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out, _ = jsontext.AppendQuote(out, name)
+		out = append(out, ':')
+		out = append(out, v...)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return append(out, '}'), nil
+}
+
+// renameHookMessage renames the version-2 message role hookMessage to
+// custom (pi's migrateV2ToV3). changed is false when the entry has another
+// role.
+func renameHookMessage(line []byte) ([]byte, bool, error) {
+	if !bytes.Contains(line, []byte(RoleHookMessage)) {
+		return line, false, nil
+	}
+	e := Entry{raw: line}
+	msg, err := e.member("message")
+	if err != nil || msg.Kind() != '{' {
+		return line, false, nil
+	}
+	if role, err := DecodeMessageRole(msg); err != nil || role != RoleHookMessage {
+		return line, false, nil
+	}
+	custom, _ := jsontext.AppendQuote(nil, RoleCustom)
+	newMsg, err := rewriteMembers(msg, nil, func(name string, v jsontext.Value) (jsontext.Value, bool) {
+		if name == "role" {
+			return custom, true
+		}
+		return v, true
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	out, err := rewriteMembers(line, nil, func(name string, v jsontext.Value) (jsontext.Value, bool) {
+		if name == "message" {
+			return newMsg, true
+		}
+		return v, true
+	})
+	return out, err == nil, err
+}
+
+// DecodeMessageRole returns the "role" of a stored message without decoding
+// the rest of it.
+func DecodeMessageRole(raw []byte) (string, error) {
+	if role, ok := fastRole(raw); ok {
+		return role, nil
+	}
+	return llm.PeekRole(raw)
+}
+
+// Bytes returns the session as a file: the header line and every entry line
+// in file order, each ending in a newline. Lines the loader skipped are left
+// out. For a version-3 file read without warnings, Bytes returns the file's
+// bytes exactly.
+func (s *Session) Bytes() []byte {
+	return s.render(false)
+}
+
+// render writes the header and entries; with keepSkipped, the skipped lines
+// too, each in its place.
+func (s *Session) render(keepSkipped bool) []byte {
+	size := len(s.header.raw) + 1
+	for _, e := range s.entries {
+		size += len(e.raw) + 1
+	}
+	if keepSkipped {
+		for _, l := range s.skipped {
+			size += len(l.raw) + 1
+		}
+	}
+	out := make([]byte, 0, size)
+	sk := 0
+	flush := func(line int) {
+		for ; keepSkipped && sk < len(s.skipped) && s.skipped[sk].line < line; sk++ {
+			out = append(out, s.skipped[sk].raw...)
+			out = append(out, '\n')
+		}
+	}
+	out = append(out, s.header.raw...)
+	out = append(out, '\n')
+	for _, e := range s.entries {
+		flush(e.Line)
+		out = append(out, e.raw...)
+		out = append(out, '\n')
+	}
+	flush(int(^uint(0) >> 1))
+	return out
+}
+
+// Migrate rewrites the session file at path in the current format version
+// when it is older. The old file is kept as path+".bak"; the new one
+// replaces it atomically (temporary file, fsync, rename), so a crash leaves
+// one or the other. Lines the loader could not read are carried over
+// unchanged. Prime processes appending to the file wait for the rewrite and
+// then reopen the file. It reports whether the file was rewritten.
+func Migrate(path string) (bool, error) {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return false, fmt.Errorf("session: %w", err)
+	}
+	defer f.Close()
+	if err := lockFile(f); err != nil {
+		return false, fmt.Errorf("session: locking %s: %w", path, err)
+	}
+	defer unlockFile(f)
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return false, fmt.Errorf("session: %w", err)
+	}
+	s, err := Parse(path, data)
+	if err != nil {
+		return false, err
+	}
+	if s.fileVersion >= CurrentVersion {
+		return false, nil
+	}
+	mode := os.FileMode(0o600)
+	if fi, err := f.Stat(); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	if err := atomicfile.WriteFile(path+".bak", data, mode); err != nil {
+		return false, fmt.Errorf("session: keeping a backup of %s: %w", path, err)
+	}
+	if err := atomicfile.WriteFile(path, s.render(true), mode); err != nil {
+		return false, fmt.Errorf("session: rewriting %s: %w", path, err)
+	}
+	return true, nil
+}

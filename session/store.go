@@ -1,0 +1,465 @@
+package session
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/prime-agent/prime/llm"
+)
+
+// ErrReadOnly reports an append to a session opened with [Load] or [Parse].
+var ErrReadOnly = errors.New("session: opened read-only")
+
+// Options configure a new session.
+type Options struct {
+	// ID is the session id. Empty means a new UUID v7. A given id must
+	// match ^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$ (pi's rule), since
+	// it becomes part of the file name.
+	ID string
+	// CWD is the working directory recorded in the header. Empty means the
+	// process's.
+	CWD string
+	// ParentSession is the path of the session this one is forked from.
+	ParentSession string
+	// Now is the clock for the header's and the entries' timestamps. Nil
+	// means time.Now.
+	Now func() time.Time
+}
+
+// writer is the appending side of a session.
+type writer struct {
+	f *os.File // nil until the file exists, and for in-memory sessions
+	// size is how many bytes of the file the session has read or written;
+	// bytes beyond it were appended by another process.
+	size int64
+	// nl reports that the file is empty or ends with a newline. When it
+	// does not (a torn last line), the next append starts a fresh line.
+	nl bool
+	// pending is set while the file has not been created: pi writes
+	// nothing until the first assistant message.
+	pending bool
+	// memory is set for a session that is never written.
+	memory bool
+	closed bool
+	now    func() time.Time
+}
+
+// Create starts a new session that will be written to path. As in pi, the
+// file is created (mode 0600, directories 0700) when the first assistant
+// message is appended, with the header and every entry so far in one write;
+// [Session.Flush] creates it earlier. It is an error if path exists then or
+// now. An empty path gives a session kept only in memory.
+func Create(path string, opts Options) (*Session, error) {
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	t := now()
+	id := opts.ID
+	if id == "" {
+		id = NewSessionID(t)
+	} else if !validSessionID(id) {
+		return nil, fmt.Errorf("session: invalid session id %q: use letters, digits, '.', '_' and '-', starting and ending with a letter or digit", id)
+	}
+	cwd := opts.CWD
+	if cwd == "" {
+		var err error
+		if cwd, err = os.Getwd(); err != nil {
+			return nil, fmt.Errorf("session: %w", err)
+		}
+	}
+	h := &Header{Version: CurrentVersion, ID: id, Timestamp: FormatTime(t), CWD: cwd, ParentSession: opts.ParentSession}
+	raw, err := encodeHeader(h)
+	if err != nil {
+		return nil, err
+	}
+	h.raw = raw
+	if path != "" {
+		if _, err := os.Lstat(path); err == nil {
+			return nil, fmt.Errorf("session: %s: %w", path, fs.ErrExist)
+		}
+	}
+	s := &Session{
+		path: path, header: h, fileVersion: CurrentVersion, leaf: -1, lines: 1,
+		byID: make(map[string]int32),
+		w:    &writer{pending: path != "", memory: path == "", nl: true, now: now},
+	}
+	return s, nil
+}
+
+// CreateIn is [Create] with the file named as pi names it, in dir:
+// <timestamp>_<session id>.jsonl (see [FileName]).
+func CreateIn(dir string, opts Options) (*Session, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	t := opts.Now()
+	fixed := opts.Now
+	first := true
+	opts.Now = func() time.Time {
+		// The header and the file name share the creation time.
+		if first {
+			first = false
+			return t
+		}
+		return fixed()
+	}
+	if opts.ID == "" {
+		opts.ID = NewSessionID(t)
+	}
+	return Create(filepath.Join(dir, FileName(t, opts.ID)), opts)
+}
+
+// Open opens an existing session file for reading and appending. A file in
+// an older format version is first migrated on disk (see [Migrate]: the old
+// file is kept as FILE.bak), since entries of version 3 cannot be appended
+// to it. An empty file gets a header at once, as in pi. A non-empty file
+// that is not a session is a [*NotSessionError] and is left untouched. Call
+// [Session.Close] when done.
+func Open(path string) (*Session, error) {
+	for attempt := 0; ; attempt++ {
+		s, old, err := open(path)
+		if err != nil || !old {
+			return s, err
+		}
+		if attempt > 0 {
+			return nil, fmt.Errorf("session: %s is still in an old format after migrating it", path)
+		}
+		if _, err := Migrate(path); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// open reads path under the lock. old reports a file that must be migrated
+// first (s is nil then).
+func open(path string) (s *Session, old bool, err error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
+	if err != nil {
+		return nil, false, fmt.Errorf("session: %w", err)
+	}
+	defer func() {
+		if err != nil || old {
+			f.Close()
+		}
+	}()
+	if err := lockFile(f); err != nil {
+		return nil, false, fmt.Errorf("session: locking %s: %w", path, err)
+	}
+	defer unlockFile(f)
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, false, fmt.Errorf("session: %w", err)
+	}
+	if len(data) == 0 {
+		s, err := Create("", Options{})
+		if err != nil {
+			return nil, false, err
+		}
+		s.path = path
+		line := append(bytes.Clone(s.header.raw), '\n')
+		if _, err := f.Write(line); err != nil {
+			return nil, false, fmt.Errorf("session: writing the header of %s: %w", path, err)
+		}
+		s.w = &writer{f: f, size: int64(len(line)), nl: true, now: time.Now}
+		return s, false, nil
+	}
+	s, err = Parse(path, data)
+	if err != nil {
+		return nil, false, err
+	}
+	if s.fileVersion < CurrentVersion {
+		return nil, true, nil
+	}
+	if s.fileVersion > CurrentVersion {
+		return nil, false, fmt.Errorf("session: %s has format version %d, newer than Prime's (%d); not appending to it", path, s.fileVersion, CurrentVersion)
+	}
+	s.w = &writer{f: f, size: int64(len(data)), nl: data[len(data)-1] == '\n', now: time.Now}
+	return s, false, nil
+}
+
+// Close closes the session file. Appending afterwards fails.
+func (s *Session) Close() error {
+	if s.w == nil {
+		return nil
+	}
+	if s.w.f == nil {
+		s.w.closed = true
+		return nil
+	}
+	err := s.w.f.Close()
+	s.w.f = nil
+	s.w.closed = true
+	return err
+}
+
+// Append adds p as a child of the current leaf and moves the leaf to it.
+// The entry is written as one line in one write, under the file's lock;
+// entries other processes appended since the session was read are read
+// first, so ids stay unique. It returns the new entry.
+func (s *Session) Append(p Payload) (*Entry, error) {
+	return s.appendAt(s.leaf, p)
+}
+
+// AppendAt adds p as a child of the entry with the given id ("" for a new
+// root) and moves the leaf to it, as one crash-safe append: the way to
+// write a compaction below the leaf it was prepared for, or a branch
+// summary at the point the user navigated to.
+func (s *Session) AppendAt(parentID string, p Payload) (*Entry, error) {
+	parent := int32(-1)
+	if parentID != "" {
+		i, ok := s.byID[parentID]
+		if !ok {
+			return nil, fmt.Errorf("session: entry %s: %w", parentID, ErrNotFound)
+		}
+		parent = i
+	}
+	return s.appendAt(parent, p)
+}
+
+func (s *Session) appendAt(parent int32, p Payload) (*Entry, error) {
+	w := s.w
+	if w == nil {
+		return nil, ErrReadOnly
+	}
+	if w.closed {
+		return nil, errors.New("session: append after Close")
+	}
+	switch q := p.(type) {
+	case *LabelEntry:
+		if _, ok := s.byID[q.TargetID]; !ok {
+			return nil, fmt.Errorf("session: entry %s: %w", q.TargetID, ErrNotFound)
+		}
+	case *SessionInfoEntry:
+		c := *q
+		c.Name = strings.TrimSpace(strings.NewReplacer("\r\n", " ", "\r", " ", "\n", " ").Replace(q.Name))
+		p = &c
+	}
+	if w.f != nil {
+		if err := lockFile(w.f); err != nil {
+			return nil, fmt.Errorf("session: locking %s: %w", s.path, err)
+		}
+		defer unlockFile(w.f)
+		if err := s.readTail(); err != nil {
+			return nil, err
+		}
+	}
+	parentID := ""
+	if parent >= 0 {
+		parentID = s.entries[parent].ID
+	}
+	line, err := EncodeEntry(s.newEntryID(), parentID, FormatTime(w.now()), p)
+	if err != nil {
+		return nil, fmt.Errorf("session: %w", err)
+	}
+	e := new(Entry)
+	if err := decodeLineInto(e, line); err != nil {
+		return nil, fmt.Errorf("session: encoded %s entry does not read back: %w", p.EntryType(), err)
+	}
+	e.Line = s.lines + 1
+	switch {
+	case w.memory:
+	case w.pending:
+		if !isAssistant(p) && !s.hasAssistant() {
+			break
+		}
+		if err := s.create(line); err != nil {
+			return nil, err
+		}
+	default:
+		if err := w.writeLine(line); err != nil {
+			return nil, fmt.Errorf("session: appending to %s: %w", s.path, err)
+		}
+	}
+	s.lines++
+	s.entries = append(s.entries, e)
+	s.index(len(s.entries) - 1)
+	return e, nil
+}
+
+// writeLine writes one line in a single write, after a newline when the
+// file ends in a torn line.
+func (w *writer) writeLine(line []byte) error {
+	buf := make([]byte, 0, len(line)+2)
+	if !w.nl {
+		buf = append(buf, '\n')
+	}
+	buf = append(buf, line...)
+	buf = append(buf, '\n')
+	n, err := w.f.Write(buf)
+	w.size += int64(n)
+	if n > 0 {
+		w.nl = buf[n-1] == '\n'
+	}
+	return err
+}
+
+// Flush creates the session file now if it has not been written yet
+// (normally that waits for the first assistant message). It does nothing
+// for a session already on disk or kept in memory.
+func (s *Session) Flush() error {
+	if s.w == nil || !s.w.pending {
+		return nil
+	}
+	return s.create(nil)
+}
+
+// create writes the header, the entries so far and extra (a line not yet
+// added) as a new file, in one write. It never overwrites a file.
+func (s *Session) create(extra []byte) error {
+	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
+		return fmt.Errorf("session: %w", err)
+	}
+	f, err := os.OpenFile(s.path, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fmt.Errorf("session: creating %s: %w", s.path, err)
+	}
+	if err := lockFile(f); err != nil {
+		f.Close()
+		return fmt.Errorf("session: locking %s: %w", s.path, err)
+	}
+	defer unlockFile(f)
+	var buf []byte
+	buf = append(buf, s.header.raw...)
+	buf = append(buf, '\n')
+	for _, e := range s.entries {
+		buf = append(buf, e.raw...)
+		buf = append(buf, '\n')
+	}
+	if extra != nil {
+		buf = append(buf, extra...)
+		buf = append(buf, '\n')
+	}
+	if _, err := f.Write(buf); err != nil {
+		// Leave nothing half-made behind: the session stays pending.
+		f.Close()
+		os.Remove(s.path)
+		return fmt.Errorf("session: writing %s: %w", s.path, err)
+	}
+	s.w.f = f
+	s.w.size = int64(len(buf))
+	s.w.nl = true
+	s.w.pending = false
+	return nil
+}
+
+// readTail reads what other processes appended since the session last read
+// or wrote the file. The caller holds the lock.
+func (s *Session) readTail() error {
+	w := s.w
+	fi, err := w.f.Stat()
+	if err != nil {
+		return fmt.Errorf("session: %w", err)
+	}
+	if cur, err := os.Stat(s.path); err != nil || !os.SameFile(fi, cur) {
+		return fmt.Errorf("session: %s was replaced or removed since it was opened; open it again", s.path)
+	}
+	if fi.Size() < w.size {
+		return fmt.Errorf("session: %s shrank from %d to %d bytes since it was read; open it again", s.path, w.size, fi.Size())
+	}
+	if fi.Size() == w.size {
+		return nil
+	}
+	tail := make([]byte, fi.Size()-w.size)
+	if _, err := w.f.ReadAt(tail, w.size); err != nil {
+		return fmt.Errorf("session: reading what was appended to %s: %w", s.path, err)
+	}
+	w.size = fi.Size()
+	w.nl = tail[len(tail)-1] == '\n'
+	leaf := s.leaf
+	from := len(s.entries)
+	s.read(tail, false)
+	s.index(from)
+	s.leaf = leaf
+	return nil
+}
+
+func isAssistant(p Payload) bool {
+	m, ok := p.(*MessageEntry)
+	return ok && m.Message != nil && m.Message.Role() == llm.RoleAssistant
+}
+
+// hasAssistant reports whether an assistant message has been appended.
+func (s *Session) hasAssistant() bool {
+	for _, e := range s.entries {
+		if e.Type == TypeMessage {
+			if role, err := DecodeMessageRole(messageBytes(e)); err == nil && role == llm.RoleAssistant {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// messageBytes returns the raw message of a message entry, or nil.
+func messageBytes(e *Entry) []byte {
+	if raw, ok := e.lastMember(`,"message":`); ok {
+		return raw
+	}
+	raw, _ := e.member("message")
+	return raw
+}
+
+// newEntryID returns a fresh entry id: eight random hex digits, drawn again
+// when taken (pi's rule), or a whole UUID after 100 collisions.
+func (s *Session) newEntryID() string {
+	var b [4]byte
+	for range 100 {
+		rand.Read(b[:])
+		id := hex.EncodeToString(b[:])
+		if _, taken := s.byID[id]; !taken {
+			return id
+		}
+	}
+	return NewSessionID(time.Now())
+}
+
+// NewSessionID returns a new UUID version 7 (RFC 9562) for time t: 48 bits
+// of Unix milliseconds, then random bits, so ids sort by creation time.
+func NewSessionID(t time.Time) string {
+	var b [16]byte
+	rand.Read(b[6:])
+	ms := uint64(t.UnixMilli())
+	for i := range 6 {
+		b[i] = byte(ms >> (40 - 8*i))
+	}
+	b[6] = 0x70 | b[6]&0x0f
+	b[8] = 0x80 | b[8]&0x3f
+	var out [36]byte
+	hex.Encode(out[0:8], b[0:4])
+	out[8] = '-'
+	hex.Encode(out[9:13], b[4:6])
+	out[13] = '-'
+	hex.Encode(out[14:18], b[6:8])
+	out[18] = '-'
+	hex.Encode(out[19:23], b[8:10])
+	out[23] = '-'
+	hex.Encode(out[24:], b[10:])
+	return string(out[:])
+}
+
+// validSessionID reports whether id is a session id pi accepts.
+func validSessionID(id string) bool {
+	if id == "" {
+		return false
+	}
+	alnum := func(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' }
+	if !alnum(id[0]) || !alnum(id[len(id)-1]) {
+		return false
+	}
+	for i := range len(id) {
+		if c := id[i]; !alnum(c) && c != '.' && c != '_' && c != '-' {
+			return false
+		}
+	}
+	return true
+}
