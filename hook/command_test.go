@@ -83,7 +83,9 @@ wait
 echo '{"cancel": true}'
 `)
 	r := New(loadSettings(t, map[string]any{"hooks": []map[string]any{
-		{"event": EventBeforeCompact, "command": script, "args": []string{pidFile}, "timeoutMs": 300},
+		// Long enough for the shell to reach its second line on a loaded
+		// machine; the test then waits for the kill.
+		{"event": EventBeforeCompact, "command": script, "args": []string{pidFile}, "timeoutMs": 1500},
 	}}, nil), Options{})
 	d, err := r.BeforeCompact(context.Background(), beforeCompactEvent(t, testSession(t), 0))
 	if err != nil {
@@ -93,7 +95,7 @@ echo '{"cancel": true}'
 		t.Fatalf("decision %+v", d)
 	}
 	rep := d.Reports[0]
-	if rep.Kind != TimedOut || !strings.Contains(rep.Detail, "timed out after 300ms") || !strings.Contains(rep.Detail, "process group") ||
+	if rep.Kind != TimedOut || !strings.Contains(rep.Detail, "timed out after 1.5s") || !strings.Contains(rep.Detail, "process group") ||
 		rep.Output != "thinking hard" || rep.Source.Key != "hooks[0]" {
 		t.Errorf("report %#v", rep)
 	}

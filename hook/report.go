@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/prime-agent/prime/internal/jsonwire"
 	"github.com/prime-agent/prime/settings"
 )
 
@@ -47,6 +50,9 @@ func (k Kind) String() string {
 	return fmt.Sprintf("Kind(%d)", uint8(k))
 }
 
+// MarshalText returns the kind's name ("timed out", "invalid result", …).
+func (k Kind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
 // Report tells the user about a handler that was skipped or that did not do
 // its job. Dispatch never stops for a failing handler: it is reported and
 // the next one runs. A Report is an error so that callers can join or wrap
@@ -89,6 +95,27 @@ func (r Report) Error() string {
 		}
 	}
 	return b.String()
+}
+
+// MarshalJSONTo writes the report for --json output: {"kind", "event",
+// "handler", "detail", and, when they apply, "scope" ("global" or
+// "project"), "file", "key", "exitCode", "output"}.
+func (r Report) MarshalJSONTo(enc *jsontext.Encoder) error {
+	return jsonwire.WriteObject(enc, func(w *jsonwire.ObjectWriter) {
+		w.Str("kind", r.Kind.String())
+		w.Str("event", r.Event)
+		w.Str("handler", r.Handler)
+		w.Str("detail", r.Detail)
+		if r.Source.File != "" {
+			w.Str("scope", r.Source.Scope.String())
+			w.Str("file", r.Source.File)
+			w.Str("key", r.Source.Key)
+		}
+		if r.ExitCode != 0 {
+			w.Int("exitCode", int64(r.ExitCode))
+		}
+		w.OptStr("output", r.Output)
+	})
 }
 
 // handlerName is the handler as the user knows it: an in-process handler by

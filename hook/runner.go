@@ -283,8 +283,8 @@ type CompactDecision struct {
 //   - an invalid answer is reported and ignored whole.
 //
 // It returns an error only when ctx is done (the decision then holds the
-// reports so far, and the compaction must be treated as aborted) or when
-// ev has no preparation.
+// reports so far, and the compaction must be treated as aborted) or, with
+// a nil decision, when ev has no preparation.
 func (r *Runner) BeforeCompact(ctx context.Context, ev *BeforeCompactEvent) (*CompactDecision, error) {
 	if ev.Preparation == nil {
 		return nil, errors.New("hook: session_before_compact needs a preparation")
