@@ -161,9 +161,11 @@ func (r *Runner) list(event string) []*handler {
 
 // call is how one handler is run on one event.
 type call[R any] struct {
-	// goFn calls an in-process handler on its own copy of the event and
-	// returns its normalized result.
-	goFn func(context.Context) (*R, error)
+	// goFn makes an in-process handler's copy of the event and returns
+	// the call of the handler on it, which returns its normalized result.
+	// The copy is made before the handler runs on its own goroutine, so an
+	// abandoned handler never reads the running event.
+	goFn func() (func(context.Context) (*R, error), error)
 	// input returns the event as a command's stdin.
 	input func() ([]byte, error)
 	// decode reads a command's stdout; nil means stdout is ignored.
@@ -182,7 +184,11 @@ func invoke[R any](ctx context.Context, r *Runner, h *handler, event string, c c
 
 func invokeUnnamed[R any](ctx context.Context, r *Runner, h *handler, event string, c call[R]) (*R, *Report) {
 	if h.goh != nil {
-		return callGo(ctx, h.timeout, c.goFn)
+		fn, err := c.goFn()
+		if err != nil {
+			return nil, &Report{Kind: Failed, Detail: "not run: its copy of the event could not be made: " + err.Error()}
+		}
+		return callGo(ctx, h.timeout, fn)
 	}
 	in, err := c.input()
 	if err != nil {
@@ -209,27 +215,29 @@ func excerpt(out []byte) string {
 	return fmt.Sprintf("%q", s)
 }
 
-// goResult calls an in-process before-handler with a copy of the event and
-// normalizes its result.
+// goResult copies the event for an in-process before-handler and returns
+// its call, which normalizes the handler's result.
 func goResult[E any, R any, P interface {
 	*R
 	json.MarshalerTo
 	json.UnmarshalerFrom
-}](copyEvent func() (E, error), fn func(context.Context, E) (P, error)) func(context.Context) (*R, error) {
-	return func(ctx context.Context) (*R, error) {
+}](copyEvent func() (E, error), fn func(context.Context, E) (P, error)) func() (func(context.Context) (*R, error), error) {
+	return func() (func(context.Context) (*R, error), error) {
 		ev, err := copyEvent()
-		if err != nil {
-			return nil, fmt.Errorf("not run: its copy of the event could not be made: %w", err)
-		}
-		res, err := fn(ctx, ev)
 		if err != nil {
 			return nil, err
 		}
-		n, err := normalize[R, P](res)
-		if err != nil {
-			return nil, &invalidResultError{err}
-		}
-		return n, nil
+		return func(ctx context.Context) (*R, error) {
+			res, err := fn(ctx, ev)
+			if err != nil {
+				return nil, err
+			}
+			n, err := normalize[R, P](res)
+			if err != nil {
+				return nil, &invalidResultError{err}
+			}
+			return n, nil
+		}, nil
 	}
 }
 
@@ -532,12 +540,12 @@ func notify[P cloner[P]](ctx context.Context, r *Runner, event string, ev P, fn 
 			break
 		}
 		_, rep := invoke(ctx, r, h, event, call[struct{}]{
-			goFn: func(ctx context.Context) (*struct{}, error) {
+			goFn: func() (func(context.Context) (*struct{}, error), error) {
 				c, err := ev.clone()
 				if err != nil {
-					return nil, fmt.Errorf("not run: its copy of the event could not be made: %w", err)
+					return nil, err
 				}
-				return nil, fn(h.goh)(ctx, c)
+				return func(ctx context.Context) (*struct{}, error) { return nil, fn(h.goh)(ctx, c) }, nil
 			},
 			input: in.get,
 		})
