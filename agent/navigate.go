@@ -126,8 +126,8 @@ func (a *Agent) PlanNavigation(ctx context.Context, req NavigateRequest) (*Navig
 	}
 	plan := &NavigationPlan{
 		Summarize: req.Summarize, Instructions: strings.TrimSpace(req.Instructions), ReplaceInstructions: req.ReplaceInstructions,
-		Branch:    compaction.CollectBranch(oldPath, a.s.Path(target.ID)),
-		AtTarget:  from == target.ID,
+		Branch:   compaction.CollectBranch(oldPath, a.s.Path(target.ID)),
+		AtTarget: from == target.ID,
 	}
 	var err error
 	if plan.NewLeafID, plan.EditorText, err = compaction.NewLeaf(target); err != nil {
