@@ -1,14 +1,19 @@
 package agent
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
+	"github.com/go-json-experiment/json"
+
 	"github.com/prime-agent/prime/compaction"
+	"github.com/prime-agent/prime/internal/jsonwire"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/llm/registry"
 	"github.com/prime-agent/prime/llm/retry"
@@ -66,6 +71,47 @@ func Load(path string, cfg Config) (*Agent, error) {
 		return nil, err
 	}
 	return New(s, cfg), nil
+}
+
+// Open returns an agent for a session file about to be written to: a file
+// in the current format version is opened for appending at once
+// ([session.Open]), so the entry an operation writes does not cost a second
+// reading of the file. Any other file is read as [Load] reads it and opened
+// only when an operation writes, since opening an older file migrates it.
+// Call [Agent.Close] when done.
+func Open(path string, cfg Config) (*Agent, error) {
+	if headerVersion(path) != session.CurrentVersion {
+		return Load(path, cfg)
+	}
+	s, err := session.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	return &Agent{cfg: cfg, s: s, opened: true}, nil
+}
+
+// headerVersion returns the format version in the header on the first line
+// of the file at path, or 0 when the first line is not a session header (an
+// empty file, lines before the header, a header too long to be one, or a
+// file that cannot be read: Load then decides what it is).
+func headerVersion(path string) int {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	line, err := bufio.NewReaderSize(f, 64<<10).ReadSlice('\n')
+	if err != nil {
+		return 0
+	}
+	var h struct {
+		Type    string `json:"type"`
+		Version int    `json:"version"`
+	}
+	if json.Unmarshal(line, &h, jsonwire.ReadOptions) != nil || h.Type != session.TypeSession {
+		return 0
+	}
+	return h.Version
 }
 
 // Session returns the session the agent works on. After an operation

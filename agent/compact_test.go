@@ -359,7 +359,8 @@ func TestCompactMigratesOldFile(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "old.jsonl")
 	os.WriteFile(path, data, 0o600)
-	ag, err := agent.Load(path, config(t.TempDir(), testSettings(t), nil))
+	// Open leaves an old file alone until something is written.
+	ag, err := agent.Open(path, config(t.TempDir(), testSettings(t), nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -370,6 +371,9 @@ func TestCompactMigratesOldFile(t *testing.T) {
 	plan, err := ag.PlanCompaction(t.Context(), agent.CompactRequest{Summarizer: agent.SummarizerChoice{Offline: true}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if _, err := os.Stat(path + ".bak"); !errors.Is(err, os.ErrNotExist) {
+		t.Fatal("the file was migrated before anything was written")
 	}
 	res, err := ag.RunCompaction(t.Context(), plan)
 	if err != nil {

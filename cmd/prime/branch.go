@@ -77,7 +77,7 @@ func runBranch(ctx context.Context, a *app, args []string) error {
 	}
 	p := newProgress(a)
 	defer p.close()
-	ag, err := newAgent(ctx, a, "branch", path, nil, p)
+	ag, err := newAgent(ctx, a, "branch", path, f.dryRun, nil, p)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,6 +21,7 @@ import (
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/llm/registry"
 	"github.com/prime-agent/prime/session"
+	"github.com/prime-agent/prime/settings"
 )
 
 // compactCommands are the commands that compact a session and move in its
@@ -36,6 +39,12 @@ func compactCommands() []*command {
 			usage:   "FILE --to ID [--from ID] [--summarize] [--instructions TEXT] [--dry-run] [--json] [--context-window N] [--model PROVIDER/ID | --offline]",
 			summary: "move to another point of the session tree, appending a summary of the branch left (--summarize)",
 			run:     runBranch,
+		},
+		{
+			name:    "dev bench-compact",
+			usage:   "FILE [--runs N] [--json]",
+			summary: "time 'prime compact --dry-run' and '--offline' on a session (on a copy); peak memory",
+			run:     runBenchCompact,
 		},
 	}
 }
@@ -78,8 +87,9 @@ func set(fs *flag.FlagSet, name string) bool {
 }
 
 // newAgent loads the settings (overrides applied as flags) and the session
-// at path read-only, and returns an agent reporting progress to p.
-func newAgent(ctx context.Context, a *app, name, path string, overrides map[string]int, p *progress) (*agent.Agent, error) {
+// at path, read-only for a dry run, and returns an agent reporting progress
+// to p.
+func newAgent(ctx context.Context, a *app, name, path string, dryRun bool, overrides map[string]int, p *progress) (*agent.Agent, error) {
 	st, err := loadSettings(ctx, a, settingsFlags{})
 	if err != nil {
 		return nil, err
@@ -90,12 +100,16 @@ func newAgent(ctx context.Context, a *app, name, path string, overrides map[stri
 			return nil, usageErrorf("%v", err)
 		}
 	}
-	s, err := loadSession(path)
-	if err != nil {
-		return nil, err
+	open := agent.Open
+	if dryRun {
+		open = agent.Load
 	}
-	printWarnings(a, s)
-	return agent.New(s, agent.Config{Settings: st, Getenv: a.getenv, Events: p.event}), nil
+	ag, err := open(path, agent.Config{Settings: st, Getenv: a.getenv, Events: p.event})
+	if err != nil {
+		return nil, sessionFileErr(err)
+	}
+	printWarnings(a, ag.Session())
+	return ag, nil
 }
 
 // operationError gives an agent error its exit status and, for a model
@@ -185,7 +199,7 @@ func runCompact(ctx context.Context, a *app, args []string) error {
 	}
 	p := newProgress(a)
 	defer p.close()
-	ag, err := newAgent(ctx, a, "compact", path, overrides, p)
+	ag, err := newAgent(ctx, a, "compact", path, f.dryRun, overrides, p)
 	if err != nil {
 		return err
 	}
@@ -506,4 +520,99 @@ func (p *progress) close() {
 		close(stop)
 		<-done
 	}
+}
+
+// benchCompactJSON is the output of "prime dev bench-compact --json"; times
+// are the best of the runs, in nanoseconds. PeakRSSDryRunBytes is the
+// process's peak after the dry runs, PeakRSSBytes after everything.
+type benchCompactJSON struct {
+	File               string `json:"file"`
+	Bytes              int64  `json:"bytes"`
+	Entries            int    `json:"entries"`
+	DryRunNs           int64  `json:"dryRunNs"`
+	OfflineNs          int64  `json:"offlineNs"`
+	TokensBefore       int    `json:"tokensBefore"`
+	TokensAfter        int    `json:"tokensAfter"`
+	PeakRSSDryRunBytes int64  `json:"peakRssDryRunBytes"`
+	PeakRSSBytes       int64  `json:"peakRssBytes"`
+}
+
+// runBenchCompact times what "prime compact FILE --dry-run" and
+// "prime compact FILE --offline" do, with the settings' defaults: the dry run
+// loads and plans; the offline run opens a fresh copy of FILE for appending,
+// plans, builds the summary by code and appends it. FILE is never written.
+func runBenchCompact(ctx context.Context, a *app, args []string) error {
+	fs := flag.NewFlagSet("dev bench-compact", flag.ContinueOnError)
+	runs := fs.Int("runs", 3, "repetitions; the best time is reported")
+	asJSON := fs.Bool("json", false, "print JSON")
+	path, err := oneFile(fs, args)
+	if err != nil {
+		return err
+	}
+	if *runs < 1 {
+		return usageErrorf("--runs must be at least 1")
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return sessionFileErr(err)
+	}
+	tmp, err := os.MkdirTemp("", "prime-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	cfg := agent.Config{Settings: settings.Defaults(), AgentDir: tmp, Getenv: func(string) string { return "" }}
+	offline := agent.CompactRequest{Summarizer: agent.SummarizerChoice{Offline: true}}
+	out := benchCompactJSON{File: path, Bytes: int64(len(data))}
+	best := func(dst *int64, d time.Duration) {
+		if *dst == 0 || int64(d) < *dst {
+			*dst = int64(d)
+		}
+	}
+	for range *runs {
+		runtime.GC()
+		t := time.Now()
+		ag, err := agent.Load(path, cfg)
+		if err != nil {
+			return sessionFileErr(err)
+		}
+		plan, err := ag.PlanCompaction(ctx, offline)
+		if err != nil {
+			return err
+		}
+		best(&out.DryRunNs, time.Since(t))
+		out.Entries, out.TokensBefore = ag.Session().Len(), plan.Preparation.TokensBefore
+	}
+	out.PeakRSSDryRunBytes = peakRSS()
+	dst := filepath.Join(tmp, "copy.jsonl")
+	for range *runs {
+		if err := os.WriteFile(dst, data, 0o600); err != nil {
+			return err
+		}
+		runtime.GC()
+		t := time.Now()
+		ag, err := agent.Open(dst, cfg)
+		if err != nil {
+			return err
+		}
+		res, err := ag.Compact(ctx, offline)
+		ag.Close()
+		if err != nil {
+			return err
+		}
+		best(&out.OfflineNs, time.Since(t))
+		out.TokensAfter = res.TokensAfter
+	}
+	out.PeakRSSBytes = peakRSS()
+	if *asJSON {
+		return writeJSON(a.stdout, out)
+	}
+	w := a.stdout
+	fmt.Fprintf(w, "%s: %.1f MB, %d entries (best of %d runs)\n", path, float64(out.Bytes)/1e6, out.Entries, *runs)
+	fmt.Fprintf(w, "compact --dry-run  %10s  (load, settings, summarizer, prepare; %s tokens before)\n", time.Duration(out.DryRunNs), commas(out.TokensBefore))
+	fmt.Fprintf(w, "compact --offline  %10s  (open, prepare, summary by code, append; %s tokens after)\n", time.Duration(out.OfflineNs), commas(out.TokensAfter))
+	if out.PeakRSSBytes > 0 {
+		fmt.Fprintf(w, "peak RSS  %7.1f MB after the dry runs, %.1f MB after all (whole process)\n", float64(out.PeakRSSDryRunBytes)/1e6, float64(out.PeakRSSBytes)/1e6)
+	}
+	return nil
 }
