@@ -415,7 +415,7 @@ func (p *progress) event(e agent.Event) {
 		if e.Attempt > 0 {
 			step += fmt.Sprintf(", smaller retry %d", e.Attempt)
 		}
-		p.chars = 0
+		p.flushChars()
 		p.setStatus(step)
 	case agent.EventText:
 		p.chars += len(e.Delta)
@@ -428,12 +428,18 @@ func (p *progress) event(e agent.Event) {
 			p.line("no model summary: " + e.Message + "; building it by code")
 		}
 	case agent.EventEnd:
-		if !p.tty && p.chars > 0 {
-			p.line(fmt.Sprintf("received %s characters", commas(p.chars)))
-		}
-		p.chars = 0
+		p.flushChars()
 		p.clear()
 	}
+}
+
+// flushChars ends a request's count of characters received, printing it
+// where the status line does not show it.
+func (p *progress) flushChars() {
+	if !p.tty && p.chars > 0 {
+		p.line(fmt.Sprintf("received %s characters", commas(p.chars)))
+	}
+	p.chars = 0
 }
 
 func phaseWords(ph compaction.Phase) string {
@@ -542,15 +548,9 @@ type benchCompactJSON struct {
 // loads and plans; the offline run opens a fresh copy of FILE for appending,
 // plans, builds the summary by code and appends it. FILE is never written.
 func runBenchCompact(ctx context.Context, a *app, args []string) error {
-	fs := flag.NewFlagSet("dev bench-compact", flag.ContinueOnError)
-	runs := fs.Int("runs", 3, "repetitions; the best time is reported")
-	asJSON := fs.Bool("json", false, "print JSON")
-	path, err := oneFile(fs, args)
+	path, runs, asJSON, err := benchArgs("dev bench-compact", args)
 	if err != nil {
 		return err
-	}
-	if *runs < 1 {
-		return usageErrorf("--runs must be at least 1")
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -564,12 +564,7 @@ func runBenchCompact(ctx context.Context, a *app, args []string) error {
 	cfg := agent.Config{Settings: settings.Defaults(), AgentDir: tmp, Getenv: func(string) string { return "" }}
 	offline := agent.CompactRequest{Summarizer: agent.SummarizerChoice{Offline: true}}
 	out := benchCompactJSON{File: path, Bytes: int64(len(data))}
-	best := func(dst *int64, d time.Duration) {
-		if *dst == 0 || int64(d) < *dst {
-			*dst = int64(d)
-		}
-	}
-	for range *runs {
+	for range runs {
 		runtime.GC()
 		t := time.Now()
 		ag, err := agent.Load(path, cfg)
@@ -585,7 +580,7 @@ func runBenchCompact(ctx context.Context, a *app, args []string) error {
 	}
 	out.PeakRSSDryRunBytes = peakRSS()
 	dst := filepath.Join(tmp, "copy.jsonl")
-	for range *runs {
+	for range runs {
 		if err := os.WriteFile(dst, data, 0o600); err != nil {
 			return err
 		}
@@ -604,11 +599,11 @@ func runBenchCompact(ctx context.Context, a *app, args []string) error {
 		out.TokensAfter = res.TokensAfter
 	}
 	out.PeakRSSBytes = peakRSS()
-	if *asJSON {
+	if asJSON {
 		return writeJSON(a.stdout, out)
 	}
 	w := a.stdout
-	fmt.Fprintf(w, "%s: %.1f MB, %d entries (best of %d runs)\n", path, float64(out.Bytes)/1e6, out.Entries, *runs)
+	fmt.Fprintf(w, "%s: %.1f MB, %d entries (best of %d runs)\n", path, float64(out.Bytes)/1e6, out.Entries, runs)
 	fmt.Fprintf(w, "compact --dry-run  %10s  (load, settings, summarizer, prepare; %s tokens before)\n", time.Duration(out.DryRunNs), commas(out.TokensBefore))
 	fmt.Fprintf(w, "compact --offline  %10s  (open, prepare, summary by code, append; %s tokens after)\n", time.Duration(out.OfflineNs), commas(out.TokensAfter))
 	if out.PeakRSSBytes > 0 {

@@ -16,6 +16,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/prime-agent/prime/agent"
 	"github.com/prime-agent/prime/compaction"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/llm/llmtest"
@@ -447,4 +448,49 @@ func TestCompactBinary(t *testing.T) {
 		}
 		unchanged(t, p, data)
 	})
+}
+
+// TestProgress feeds a compaction's events to the progress display, as
+// plain lines and as a terminal's redrawn status line.
+func TestProgress(t *testing.T) {
+	evs := []agent.Event{
+		{Kind: agent.EventStart, Op: agent.OpCompaction, Summarizer: "fake/m"},
+		{Kind: agent.EventRequest, Phase: compaction.PhaseHistory, Part: 1},
+		{Kind: agent.EventText, Delta: "## Goal"},
+		{Kind: agent.EventRetry, Attempt: 1, Delay: 2 * time.Second, Err: errors.New("overloaded")},
+		{Kind: agent.EventOverflowRetry, Attempt: 1},
+		{Kind: agent.EventRequest, Phase: compaction.PhaseHistory, Part: 2, Attempt: 1},
+		{Kind: agent.EventFallback, Phase: compaction.PhaseHistory, Message: "the model failed"},
+		{Kind: agent.EventEnd, Op: agent.OpCompaction},
+	}
+	for _, tty := range []bool{false, true} {
+		var out syncBuffer
+		p := &progress{w: &out, tty: tty}
+		for _, e := range evs {
+			p.event(e)
+		}
+		p.close()
+		p.event(agent.Event{Kind: agent.EventStart}) // after close: ignored
+		got := out.String()
+		for _, want := range []string{"compaction by fake/m", "summarizing the history, part 2, smaller retry 1",
+			"retrying in 2s (retry 1)", "sending a smaller one", "no model summary: the model failed; building it by code"} {
+			if !strings.Contains(got, want) {
+				t.Errorf("tty %v: output lacks %q:\n%q", tty, want, got)
+			}
+		}
+		if tty != strings.Contains(got, "\r\x1b[K") || tty == strings.Contains(got, "received 7 characters") {
+			t.Errorf("tty %v: %q", tty, got)
+		}
+	}
+}
+
+func TestBenchCompactCommand(t *testing.T) {
+	path := genFile(t, sessiongen.Options{Entries: 3000, Seed: 1})
+	data, _ := os.ReadFile(path)
+	code, out, errOut := runPrime(t, nil, "dev", "bench-compact", path, "--runs", "1", "--json")
+	var b benchCompactJSON
+	if err := json.Unmarshal([]byte(out), &b); err != nil || code != 0 || b.Entries != 3000 || b.DryRunNs <= 0 || b.OfflineNs <= 0 || b.TokensAfter <= 0 {
+		t.Errorf("exit %d %s: %v %s", code, errOut, err, out)
+	}
+	unchanged(t, path, data)
 }
