@@ -178,8 +178,9 @@ func (a *Agent) appendAt(ctx context.Context, parentID string, p session.Payload
 	return e, nil
 }
 
-// Models are where summarizer models come from: the built-in list and
-// models.json, with keys from the environment.
+// models loads the registry summarizer models come from (the built-in list
+// and models.json, keys from the environment), its providers retrying as
+// the settings say and reporting each retry of op as an EventRetry.
 func (a *Agent) models(op Op) (*registry.Registry, error) {
 	dir := a.cfg.AgentDir
 	if dir == "" {

@@ -159,11 +159,10 @@ func (a *Agent) RunCompaction(ctx context.Context, plan *CompactionPlan) (res *C
 	a.emit(Event{Kind: EventStart, Op: OpCompaction, Reason: plan.Reason, Summarizer: plan.Summarizer.Ref})
 	defer func() {
 		err = cancelled(ctx, OpCompaction, err)
-		if err != nil && res == nil {
-			// Hook point: session_compact_failed, with the plan's reason,
-			// err, aborted = errors.Is(err, ErrCancelled) and willRetry =
-			// (reason == ReasonOverflow). Nothing was written.
-		}
+		// Hook point: session_compact_failed, when err != nil and res ==
+		// nil (nothing was written), with the plan's reason, err, aborted =
+		// errors.Is(err, ErrCancelled) and willRetry = (reason ==
+		// ReasonOverflow).
 		a.emit(Event{Kind: EventEnd, Op: OpCompaction, Reason: plan.Reason, Err: err, Aborted: isCancelled(err)})
 	}()
 
