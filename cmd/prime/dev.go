@@ -85,25 +85,37 @@ type benchJSON struct {
 	HeapLiveBytes uint64  `json:"heapLiveBytes"`
 }
 
+// benchArgs parses the arguments of a dev bench command: FILE, --runs N
+// and --json.
+func benchArgs(name string, args []string) (path string, runs int, asJSON bool, err error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.IntVar(&runs, "runs", 3, "repetitions; the best time is reported")
+	fs.BoolVar(&asJSON, "json", false, "print JSON")
+	if path, err = oneFile(fs, args); err != nil {
+		return "", 0, false, err
+	}
+	if runs < 1 {
+		return "", 0, false, usageErrorf("--runs must be at least 1")
+	}
+	return path, runs, asJSON, nil
+}
+
+// best keeps in *dst the shortest of the durations it is given, in
+// nanoseconds.
+func best(dst *int64, d time.Duration) {
+	if *dst == 0 || int64(d) < *dst {
+		*dst = int64(d)
+	}
+}
+
 func runBench(ctx context.Context, a *app, args []string) error {
-	fs := flag.NewFlagSet("dev bench", flag.ContinueOnError)
-	runs := fs.Int("runs", 3, "repetitions; the best time is reported")
-	asJSON := fs.Bool("json", false, "print JSON")
-	path, err := oneFile(fs, args)
+	path, runs, asJSON, err := benchArgs("dev bench", args)
 	if err != nil {
 		return err
 	}
-	if *runs < 1 {
-		return usageErrorf("--runs must be at least 1")
-	}
 	out := benchJSON{File: path}
-	best := func(dst *int64, d time.Duration) {
-		if *dst == 0 || int64(d) < *dst {
-			*dst = int64(d)
-		}
-	}
 	var s *session.Session
-	for range *runs {
+	for range runs {
 		s = nil
 		runtime.GC()
 		t := time.Now()
@@ -142,11 +154,11 @@ func runBench(ctx context.Context, a *app, args []string) error {
 	out.HeapLiveBytes = ms.HeapAlloc
 	runtime.KeepAlive(s)
 	out.PeakRSSBytes = peakRSS()
-	if *asJSON {
+	if asJSON {
 		return writeJSON(a.stdout, out)
 	}
 	w := a.stdout
-	fmt.Fprintf(w, "%s: %.1f MB, %d entries (best of %d runs)\n", path, float64(out.Bytes)/1e6, out.Entries, *runs)
+	fmt.Fprintf(w, "%s: %.1f MB, %d entries (best of %d runs)\n", path, float64(out.Bytes)/1e6, out.Entries, runs)
 	fmt.Fprintf(w, "open      %10s  (%.0f MB/s)\n", time.Duration(out.OpenNs), out.OpenMBps)
 	fmt.Fprintf(w, "path      %10s  (%d entries, root to leaf)\n", time.Duration(out.PathNs), out.PathLength)
 	fmt.Fprintf(w, "context   %10s  (%d messages)\n", time.Duration(out.ContextNs), out.Messages)

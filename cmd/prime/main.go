@@ -60,6 +60,7 @@ func commands() []*command {
 	cmds = append(cmds, devCommands()...)
 	cmds = append(cmds, settingsCommands()...)
 	cmds = append(cmds, modelsCommands()...)
+	cmds = append(cmds, compactCommands()...)
 	return cmds
 }
 
@@ -68,6 +69,9 @@ const (
 	exitOK       = 0 // success
 	exitFailed   = 1 // the operation failed
 	exitBadUsage = 2 // bad usage or bad input
+	// exitInterrupted: the operation was cancelled (Ctrl-C, SIGTERM)
+	// before it wrote anything; 128 + SIGINT, as shells report it.
+	exitInterrupted = 130
 )
 
 // exitError carries the exit status an error should end the process with.

@@ -15,7 +15,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/prime-agent/prime/llm"
-	"github.com/prime-agent/prime/llm/llmtest"
+	"github.com/prime-agent/prime/llm/llmfake"
 	"github.com/prime-agent/prime/llm/registry"
 )
 
@@ -164,17 +164,17 @@ func runFakeLLM(ctx context.Context, a *app, args []string) error {
 	default:
 		return usageErrorf("--api must be anthropic or openai")
 	}
-	flavor, err := llmtest.ParseFlavor(*flavorName)
+	flavor, err := llmfake.ParseFlavor(*flavorName)
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
-	var script *llmtest.Script
+	var script *llmfake.Script
 	if *scriptPath != "" {
-		if script, err = llmtest.ReadScript(*scriptPath); err != nil {
+		if script, err = llmfake.ReadScript(*scriptPath); err != nil {
 			return badInput(err)
 		}
 	}
-	srv, err := llmtest.NewServerAt(wire, flavor, *addr)
+	srv, err := llmfake.NewServerAt(wire, flavor, *addr)
 	if err != nil {
 		return err
 	}
@@ -182,9 +182,9 @@ func runFakeLLM(ctx context.Context, a *app, args []string) error {
 	if script != nil {
 		srv.Play(script)
 	}
-	srv.Handle(func(r *llmtest.Request) llmtest.Reply {
+	srv.Handle(func(r *llmfake.Request) llmfake.Reply {
 		text := r.LastUserText()
-		return llmtest.Stream(llmtest.Text("fake reply to: "+text), llmtest.Usage(llm.UTF16Len(r.Text())/4+1, len(text)/4+4))
+		return llmfake.Stream(llmfake.Text("fake reply to: "+text), llmfake.Usage(llm.UTF16Len(r.Text())/4+1, len(text)/4+4))
 	})
 	base := srv.Model().BaseURL
 	if *modelsJSON != "" {

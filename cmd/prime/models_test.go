@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -149,5 +150,22 @@ func TestFakeLLMUsage(t *testing.T) {
 	a, _, errOut := testApp(nil)
 	if code := run(t.Context(), []string{"dev", "fake-llm", "--api", "gemini"}, a); code != exitBadUsage {
 		t.Errorf("exit %d: %s", code, errOut)
+	}
+}
+
+// TestBinaryHasNoTestCode checks that the fake servers reach the binary
+// without the testing package (and its flags) or the test helpers.
+func TestBinaryHasNoTestCode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for dep := range strings.FieldsSeq(string(out)) {
+		if dep == "testing" || strings.HasSuffix(dep, "/llmtest") {
+			t.Errorf("prime links %s", dep)
+		}
 	}
 }

@@ -54,11 +54,20 @@ func loadArg(fs *flag.FlagSet, args []string) (*session.Session, string, error) 
 // a session is bad input.
 func loadSession(path string) (*session.Session, error) {
 	s, err := session.Load(path)
+	if err != nil {
+		return nil, sessionFileErr(err)
+	}
+	return s, nil
+}
+
+// sessionFileErr marks an error opening a session file as bad input when
+// the file is missing or is not a session.
+func sessionFileErr(err error) error {
 	var notSession *session.NotSessionError
 	if errors.As(err, &notSession) || errors.Is(err, fs.ErrNotExist) {
-		return nil, badInput(err)
+		return badInput(err)
 	}
-	return s, err
+	return err
 }
 
 // printWarnings reports load warnings on stderr.

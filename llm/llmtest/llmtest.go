@@ -22,54 +22,73 @@
 // [Server.Fail], [Server.Play]) in order, then from a handler
 // ([Server.Handle]) that computes a reply from the request. A request with
 // nothing to answer it fails the test.
+//
+// The servers themselves live in package llmfake, which does not import
+// testing (the prime binary serves them with "prime dev fake-llm"); this
+// package ties them to a test's lifetime and failure reporting. Its types
+// are llmfake's, under the same names.
 package llmtest
 
 import (
-	"bytes"
-	"io"
-	"net"
-	"net/http"
-	"net/http/httptest"
-	"sync"
 	"testing"
-	"time"
 
-	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
-
-	"github.com/prime-agent/prime/internal/jsonwire"
 	"github.com/prime-agent/prime/llm"
-	"github.com/prime-agent/prime/llm/anthropic"
-	"github.com/prime-agent/prime/llm/openai"
-	"github.com/prime-agent/prime/llm/retry"
+	"github.com/prime-agent/prime/llm/llmfake"
 )
 
 // Key is the API key the fake servers' providers send. Servers do not
 // check it; tests may assert that it was sent, or that it leaked nowhere.
-const Key = "llmtest-secret-key-0123456789"
+const Key = llmfake.Key
+
+// Server is a fake model server (see llmfake.Server).
+type Server = llmfake.Server
 
 // Handler computes a reply from a request.
-type Handler func(r *Request) Reply
+type Handler = llmfake.Handler
 
-// Server is a fake model server.
-type Server struct {
-	api    string // llm.APIAnthropicMessages or llm.APIOpenAICompletions
-	flavor Flavor
-	srv    *httptest.Server
-	tb     testing.TB
+// Request is one request a fake server received.
+type Request = llmfake.Request
 
-	mu       sync.Mutex
-	queue    []Reply
-	script   *Script
-	next     int
-	handler  Handler
-	requests []*Request
-	now      func() time.Time
-}
+// Reply is one scripted answer to one request: a stream of parts, or an
+// HTTP error, or a verbatim SSE transcript.
+type Reply = llmfake.Reply
+
+// Part is one piece of a scripted streamed answer; build parts with
+// [Text], [Thinking], [ToolCall] and the other constructors.
+type Part = llmfake.Part
+
+// ToolCallPart is a scripted tool call.
+type ToolCallPart = llmfake.ToolCallPart
+
+// UsagePart is scripted token accounting, in pi's terms.
+type UsagePart = llmfake.UsagePart
+
+// ErrorPart is a vendor error: a type (e.g. "overloaded_error") and text.
+type ErrorPart = llmfake.ErrorPart
+
+// Script is a sequence of replies, the format of a fake-server script file
+// (see llmfake.Script).
+type Script = llmfake.Script
+
+// Flavor is the Chat Completions server a fake OpenAI server imitates.
+type Flavor = llmfake.Flavor
+
+// The server flavours and their quirks (see llmfake.Flavor).
+const (
+	FlavorOpenAI     = llmfake.FlavorOpenAI
+	FlavorOllama     = llmfake.FlavorOllama
+	FlavorVLLM       = llmfake.FlavorVLLM
+	FlavorLlamaCpp   = llmfake.FlavorLlamaCpp
+	FlavorLMStudio   = llmfake.FlavorLMStudio
+	FlavorOpenRouter = llmfake.FlavorOpenRouter
+	FlavorIndexZero  = llmfake.FlavorIndexZero
+)
 
 // NewAnthropic starts a fake Anthropic Messages API server, closed when the
 // test ends.
-func NewAnthropic(tb testing.TB) *Server { return start(tb, llm.APIAnthropicMessages, FlavorOpenAI) }
+func NewAnthropic(tb testing.TB) *Server {
+	return start(tb, llm.APIAnthropicMessages, FlavorOpenAI)
+}
 
 // NewOpenAI starts a fake Chat Completions server behaving like flavor
 // (default FlavorOpenAI), closed when the test ends.
@@ -81,367 +100,74 @@ func NewOpenAI(tb testing.TB, flavor ...Flavor) *Server {
 	return start(tb, llm.APIOpenAICompletions, f)
 }
 
+// start starts a server that fails tb on a request it has no answer for.
 func start(tb testing.TB, api string, f Flavor) *Server {
-	s := &Server{api: api, flavor: f, tb: tb}
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
-	if tb != nil {
-		tb.Cleanup(s.Close)
-	}
+	s := llmfake.NewServer(api, f)
+	s.OnUnanswered(func(_ *Request, n int) { tb.Errorf("llmtest: request %d has no scripted reply", n) })
+	tb.Cleanup(s.Close)
 	return s
 }
 
-// NewServer starts a fake server for api ("anthropic-messages" or
-// "openai-completions") outside a test, for the developer command that lets
-// the prime binary run against a fake. Close it when done.
-func NewServer(api string, flavor Flavor) *Server { return start(nil, api, flavor) }
+// NewServer starts a fake server outside a test; see llmfake.NewServer.
+// Close it when done.
+func NewServer(api string, flavor Flavor) *Server { return llmfake.NewServer(api, flavor) }
 
 // NewServerAt is NewServer listening on addr (e.g. "127.0.0.1:0").
 func NewServerAt(api string, flavor Flavor, addr string) (*Server, error) {
-	s := &Server{api: api, flavor: flavor}
-	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
-	if addr != "" {
-		l, err := listen(addr)
-		if err != nil {
-			return nil, err
-		}
-		s.srv.Listener.Close()
-		s.srv.Listener = l
-	}
-	s.srv.Start()
-	return s, nil
+	return llmfake.NewServerAt(api, flavor, addr)
 }
 
-// Close shuts the server down, breaking open streams.
-func (s *Server) Close() {
-	s.srv.CloseClientConnections()
-	s.srv.Close()
+// ParseFlavor reads a flavour name.
+func ParseFlavor(s string) (Flavor, error) { return llmfake.ParseFlavor(s) }
+
+// ReadScript reads a script file. Errors name the file and, for malformed
+// JSON, the line and column.
+func ReadScript(path string) (*Script, error) { return llmfake.ReadScript(path) }
+
+// Text streams a text block.
+func Text(s string) Part { return llmfake.Text(s) }
+
+// Thinking streams a thinking block with its signature.
+func Thinking(text, signature string) Part { return llmfake.Thinking(text, signature) }
+
+// RedactedThinking streams an Anthropic redacted_thinking block.
+func RedactedThinking(data string) Part { return llmfake.RedactedThinking(data) }
+
+// ToolCall streams a call of tool name with arguments given as JSON text.
+func ToolCall(id, name, arguments string) Part { return llmfake.ToolCall(id, name, arguments) }
+
+// Usage sets the turn's input and output tokens.
+func Usage(input, output int) Part { return llmfake.Usage(input, output) }
+
+// CacheUsage sets the turn's tokens including cache reads and writes.
+func CacheUsage(input, output, cacheRead, cacheWrite int) Part {
+	return llmfake.CacheUsage(input, output, cacheRead, cacheWrite)
 }
 
-// URL is the server's base URL, e.g. "http://127.0.0.1:41234". OpenAI
-// flavours serve under URL+"/v1".
-func (s *Server) URL() string { return s.srv.URL }
+// Stop sets the stop reason; llm.StopReasonLength makes the vendor report
+// its output limit.
+func Stop(reason llm.StopReason) Part { return llmfake.Stop(reason) }
 
-// API is the wire API the server speaks.
-func (s *Server) API() string { return s.api }
+// MaxTokens is Stop(llm.StopReasonLength): the answer was cut by the
+// output limit.
+func MaxTokens() Part { return llmfake.MaxTokens() }
 
-// SetNow fixes the clock of the providers [Server.Provider] returns, for
-// golden comparisons of the messages they build.
-func (s *Server) SetNow(now func() time.Time) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.now = now
+// ErrorEvent sends the vendor's error event in the middle of the stream,
+// e.g. ErrorEvent("overloaded_error", "Overloaded").
+func ErrorEvent(errType, message string) Part { return llmfake.ErrorEvent(errType, message) }
+
+// Disconnect drops the connection at this point of the stream.
+func Disconnect() Part { return llmfake.Disconnect() }
+
+// Stream returns a reply streaming parts.
+func Stream(parts ...Part) Reply { return llmfake.Stream(parts...) }
+
+// HTTPError returns a reply failing with status and message in the
+// vendor's error body (errType defaults to the vendor's type for status).
+func HTTPError(status int, errType, message string) Reply {
+	return llmfake.HTTPError(status, errType, message)
 }
 
-// Model describes the fake model: provider "anthropic" or "openai", a
-// reasoning model that takes text and images, with a 200,000-token window,
-// 32,000-token output limit and prices (per million: 3 in, 15 out, 0.3
-// cache read, 3.75 cache write), its base URL pointing at the server.
-func (s *Server) Model() llm.Model {
-	m := llm.Model{
-		Reasoning:     true,
-		Input:         []string{"text", "image"},
-		Cost:          llm.ModelCost{Input: 3, Output: 15, CacheRead: 0.3, CacheWrite: 3.75},
-		ContextWindow: 200000,
-		MaxTokens:     32000,
-		API:           s.api,
-	}
-	if s.api == llm.APIAnthropicMessages {
-		m.ID, m.Name, m.Provider, m.BaseURL = "claude-test", "Claude (fake)", "anthropic", s.URL()
-	} else {
-		m.ID, m.Name, m.Provider, m.BaseURL = "gpt-test", "GPT (fake)", "openai", s.URL()+"/v1"
-		if s.flavor != FlavorOpenAI {
-			m.Provider = s.flavor.String()
-		}
-	}
-	return m
-}
-
-// Provider returns a provider for the server's API that sends [Key] and
-// does not retry (a test of retries passes its own policy to ProviderWith).
-func (s *Server) Provider() llm.Provider { return s.ProviderWith(&retry.Policy{}) }
-
-// ProviderWith returns a provider with the given retry policy.
-func (s *Server) ProviderWith(policy *retry.Policy) llm.Provider {
-	s.mu.Lock()
-	now := s.now
-	s.mu.Unlock()
-	client := s.srv.Client()
-	if s.api == llm.APIAnthropicMessages {
-		return anthropic.New(anthropic.Config{APIKey: Key, HTTPClient: client, Retry: policy, Now: now})
-	}
-	return openai.New(openai.Config{APIKey: Key, HTTPClient: client, Retry: policy, Now: now})
-}
-
-// Client is the server's HTTP client (its transport can be closed to check
-// for leaks).
-func (s *Server) Client() *http.Client { return s.srv.Client() }
-
-// Reply queues a streamed answer made of parts.
-func (s *Server) Reply(parts ...Part) { s.Queue(Stream(parts...)) }
-
-// Queue queues replies, answered in order.
-func (s *Server) Queue(replies ...Reply) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.queue = append(s.queue, replies...)
-}
-
-// Fail queues an HTTP error in the vendor's error format.
-func (s *Server) Fail(status int, message string) { s.Queue(HTTPError(status, "", message)) }
-
-// Overflow queues the vendor's context-overflow error.
-func (s *Server) Overflow() { s.Queue(Overflow()) }
-
-// Play answers from script once the queue is empty.
-func (s *Server) Play(script *Script) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.script, s.next = script, 0
-}
-
-// Handle computes replies once the queue and script are exhausted.
-func (s *Server) Handle(h Handler) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.handler = h
-}
-
-// Pending returns the number of queued replies not yet used.
-func (s *Server) Pending() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.queue)
-}
-
-// Requests returns every request received so far, in order.
-func (s *Server) Requests() []*Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]*Request(nil), s.requests...)
-}
-
-// LastRequest returns the latest request, or nil.
-func (s *Server) LastRequest() *Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.requests) == 0 {
-		return nil
-	}
-	return s.requests[len(s.requests)-1]
-}
-
-// nextReply picks the answer to r.
-func (s *Server) nextReply(r *Request) (Reply, bool) {
-	s.mu.Lock()
-	if len(s.queue) > 0 {
-		rep := s.queue[0]
-		s.queue = s.queue[1:]
-		s.mu.Unlock()
-		return rep, true
-	}
-	if sc := s.script; sc != nil && len(sc.Replies) > 0 {
-		if s.next >= len(sc.Replies) && sc.Loop {
-			s.next = 0
-		}
-		if s.next < len(sc.Replies) {
-			rep := sc.Replies[s.next]
-			s.next++
-			s.mu.Unlock()
-			return rep, true
-		}
-	}
-	h := s.handler
-	s.mu.Unlock()
-	if h != nil {
-		return h(r), true
-	}
-	return Reply{}, false
-}
-
-func (s *Server) serve(w http.ResponseWriter, hr *http.Request) {
-	raw, _ := io.ReadAll(hr.Body)
-	req := &Request{Method: hr.Method, Path: hr.URL.Path, Header: hr.Header.Clone(), Body: raw, api: s.api}
-	if json.Unmarshal(raw, &req.JSON, jsonwire.ReadOptions) != nil {
-		req.JSON = nil
-	}
-	s.mu.Lock()
-	s.requests = append(s.requests, req)
-	s.mu.Unlock()
-
-	wantPath := "/v1/messages"
-	if s.api == llm.APIOpenAICompletions {
-		wantPath = "/v1/chat/completions"
-	}
-	if hr.Method != http.MethodPost || hr.URL.Path != wantPath {
-		http.Error(w, "llmtest: no such endpoint "+hr.Method+" "+hr.URL.Path, http.StatusNotFound)
-		return
-	}
-	rep, ok := s.nextReply(req)
-	if !ok {
-		if s.tb != nil {
-			s.tb.Errorf("llmtest: request %d has no scripted reply", len(s.Requests()))
-		}
-		s.writeError(w, Reply{Status: http.StatusInternalServerError, ErrorType: "api_error", ErrorMessage: "llmtest: no scripted reply"})
-		return
-	}
-	switch {
-	case rep.Overflow:
-		s.writeError(w, s.overflowReply())
-	case rep.Status != 0:
-		s.writeError(w, rep)
-	default:
-		s.writeStream(w, hr, req, rep)
-	}
-}
-
-// writeError answers with an HTTP error in the vendor's body format.
-func (s *Server) writeError(w http.ResponseWriter, rep Reply) {
-	if rep.RetryAfter > 0 {
-		w.Header().Set("Retry-After", itoa(int(rep.RetryAfter/time.Second)))
-	}
-	w.Header().Set("Content-Type", "application/json")
-	var body []byte
-	if s.api == llm.APIAnthropicMessages {
-		typ := rep.ErrorType
-		if typ == "" {
-			typ = anthropicErrorType(rep.Status)
-		}
-		body = marshal(map[string]any{"type": "error", "error": map[string]any{"type": typ, "message": rep.ErrorMessage}})
-	} else {
-		body = s.flavor.errorBody(rep)
-	}
-	w.WriteHeader(rep.Status)
-	w.Write(body)
-}
-
-// eventWriter writes SSE events, flushing each, with an optional delay.
-type eventWriter struct {
-	w     http.ResponseWriter
-	ctx   interface{ Done() <-chan struct{} }
-	delay time.Duration
-	buf   bytes.Buffer
-}
-
-func (e *eventWriter) event(name string, data []byte) bool {
-	if e.delay > 0 {
-		t := time.NewTimer(e.delay)
-		select {
-		case <-e.ctx.Done():
-			t.Stop()
-			return false
-		case <-t.C:
-		}
-	}
-	e.buf.Reset()
-	if name != "" {
-		e.buf.WriteString("event: " + name + "\n")
-	}
-	e.buf.WriteString("data: ")
-	e.buf.Write(data)
-	e.buf.WriteString("\n\n")
-	if _, err := e.w.Write(e.buf.Bytes()); err != nil {
-		return false
-	}
-	e.w.(http.Flusher).Flush()
-	return true
-}
-
-func (e *eventWriter) comment(text string) {
-	io.WriteString(e.w, ": "+text+"\n\n")
-	e.w.(http.Flusher).Flush()
-}
-
-// disconnect drops the connection mid-response: the client sees the body
-// end without the stream's end (an unexpected EOF).
-func (e *eventWriter) disconnect() {
-	e.w.(http.Flusher).Flush()
-	panic(http.ErrAbortHandler)
-}
-
-func (s *Server) writeStream(w http.ResponseWriter, hr *http.Request, req *Request, rep Reply) {
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	ew := &eventWriter{w: w, ctx: hr.Context(), delay: rep.Delay}
-	if rep.Raw != "" {
-		io.WriteString(w, rep.Raw)
-		return
-	}
-	if s.api == llm.APIAnthropicMessages {
-		writeAnthropic(ew, req, rep.Parts)
-	} else {
-		writeOpenAI(ew, req, rep.Parts, s.flavor)
-	}
-}
-
-func listen(addr string) (net.Listener, error) { return net.Listen("tcp", addr) }
-
-func marshal(v any) []byte {
-	b, err := json.Marshal(v, json.Deterministic(true))
-	if err != nil {
-		panic(err)
-	}
-	return b
-}
-
-func itoa(n int) string {
-	b, _ := json.Marshal(n)
-	return string(b)
-}
-
-// stopOf returns the scripted stop reason, defaulting by content.
-func stopOf(parts []Part) llm.StopReason {
-	reason := llm.StopReasonStop
-	for _, p := range parts {
-		if p.ToolCall != nil {
-			reason = llm.StopReasonToolUse
-		}
-	}
-	for _, p := range parts {
-		if p.Stop != "" {
-			reason = p.Stop
-		}
-	}
-	return reason
-}
-
-// usageOf returns the scripted usage, or a small default.
-func usageOf(parts []Part) UsagePart {
-	for _, p := range parts {
-		if p.Usage != nil {
-			return *p.Usage
-		}
-	}
-	return UsagePart{Input: 10, Output: 5}
-}
-
-// split cuts s into several deltas at rune boundaries, as a real stream
-// does; big values come in a bounded number of pieces.
-func split(s string) []string {
-	if s == "" {
-		return nil
-	}
-	size := max(8, len(s)/16)
-	var out []string
-	for len(s) > size {
-		i := size
-		for i < len(s) && s[i]&0xC0 == 0x80 {
-			i++
-		}
-		out = append(out, s[:i])
-		s = s[i:]
-	}
-	return append(out, s)
-}
-
-// args returns a tool call's arguments as compact JSON text.
-func (t *ToolCallPart) args() string {
-	if len(t.Arguments) == 0 {
-		return "{}"
-	}
-	v := jsontext.Value(bytes.Clone(t.Arguments))
-	if v.Compact() != nil {
-		return string(t.Arguments)
-	}
-	return string(v)
-}
+// Overflow returns a reply failing with the vendor's context-overflow
+// error.
+func Overflow() Reply { return llmfake.Overflow() }

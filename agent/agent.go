@@ -1,0 +1,355 @@
+package agent
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/go-json-experiment/json"
+
+	"github.com/prime-agent/prime/compaction"
+	"github.com/prime-agent/prime/internal/jsonwire"
+	"github.com/prime-agent/prime/llm"
+	"github.com/prime-agent/prime/llm/registry"
+	"github.com/prime-agent/prime/llm/retry"
+	"github.com/prime-agent/prime/session"
+	"github.com/prime-agent/prime/settings"
+)
+
+// Config says where an [Agent] finds its settings and models, and who is told
+// what it is doing.
+type Config struct {
+	// Settings are the effective settings: settings.Load, with command-line
+	// flags applied by Settings.WithOverride. Nil means the defaults.
+	Settings *settings.Settings
+	// AgentDir holds models.json. Empty means the settings' agent
+	// directory, else registry.DefaultAgentDir.
+	AgentDir string
+	// Getenv reads the environment (API keys, OPENAI_BASE_URL). Nil means
+	// os.Getenv.
+	Getenv func(string) string
+	// HTTPClient carries the model requests. Nil means http.DefaultClient.
+	HTTPClient *http.Client
+	// Events, when set, is told what an operation is doing (see [Event]).
+	// It is called on the goroutine running the operation and should
+	// return quickly.
+	Events func(Event)
+}
+
+// Agent runs the operations of one session: for now manual compaction
+// ([Agent.Compact]) and tree navigation with an optional branch summary
+// ([Agent.Navigate]). An Agent is not safe for concurrent use.
+type Agent struct {
+	cfg Config
+	s   *session.Session
+	// opened is set when the agent opened the session file for appending
+	// itself; Close closes it.
+	opened bool
+	// migrated reports that opening the file for appending migrated it
+	// from an older format version (the original kept as FILE.bak).
+	migrated bool
+}
+
+// New returns an agent for s. Entries are appended to s; a session loaded
+// read-only ([session.Load]) is opened for appending ([session.Open]) at the
+// moment the first entry is written, so an operation that fails or is
+// cancelled never touches the file.
+func New(s *session.Session, cfg Config) *Agent {
+	return &Agent{cfg: cfg, s: s}
+}
+
+// Load reads the session file at path and returns an agent for it (see
+// [New]): nothing is written until an operation succeeds.
+func Load(path string, cfg Config) (*Agent, error) {
+	s, err := session.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	return New(s, cfg), nil
+}
+
+// Open returns an agent for a session file about to be written to: a file
+// in the current format version is opened for appending at once
+// ([session.Open]), so the entry an operation writes does not cost a second
+// reading of the file. Any other file is read as [Load] reads it and opened
+// only when an operation writes, since opening an older file migrates it.
+// Call [Agent.Close] when done.
+func Open(path string, cfg Config) (*Agent, error) {
+	if headerVersion(path) != session.CurrentVersion {
+		return Load(path, cfg)
+	}
+	s, err := session.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	return &Agent{cfg: cfg, s: s, opened: true}, nil
+}
+
+// headerVersion returns the format version in the header on the first line
+// of the file at path, or 0 when the first line is not a session header (an
+// empty file, lines before the header, a header too long to be one, or a
+// file that cannot be read: Load then decides what it is).
+func headerVersion(path string) int {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	line, err := bufio.NewReaderSize(f, 64<<10).ReadSlice('\n')
+	if err != nil {
+		return 0
+	}
+	var h struct {
+		Type    string `json:"type"`
+		Version int    `json:"version"`
+	}
+	if json.Unmarshal(line, &h, jsonwire.ReadOptions) != nil || h.Type != session.TypeSession {
+		return 0
+	}
+	return h.Version
+}
+
+// Session returns the session the agent works on. After an operation
+// appended an entry to a session loaded read-only, it is the session opened
+// for appending, read again from the file.
+func (a *Agent) Session() *session.Session { return a.s }
+
+// Close closes the session file if the agent opened it.
+func (a *Agent) Close() error {
+	if a.opened {
+		a.opened = false
+		return a.s.Close()
+	}
+	return nil
+}
+
+func (a *Agent) emit(e Event) {
+	if a.cfg.Events != nil {
+		a.cfg.Events(e)
+	}
+}
+
+// settings returns the effective settings (never nil).
+func (a *Agent) settings() *settings.Settings {
+	if a.cfg.Settings == nil {
+		return settings.Defaults()
+	}
+	return a.cfg.Settings
+}
+
+// appendAt appends p as a child of parentID ("" for a new root) as the one
+// write of an operation. A session loaded read-only is first opened for
+// appending: the file is read again (entries other processes appended meanwhile
+// join the tree) and, if it is in an older format version, migrated with a
+// backup, since version-3 entries cannot be appended to it. Nothing is
+// written when ctx is done by then.
+func (a *Agent) appendAt(ctx context.Context, parentID string, p session.Payload) (*session.Entry, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	e, err := a.s.AppendAt(parentID, p)
+	if !errors.Is(err, session.ErrReadOnly) || a.s.File() == "" {
+		return e, err
+	}
+	old := a.s
+	s, err := session.Open(old.File())
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		s.Close()
+		return nil, err
+	}
+	if parentID != "" && s.Entry(parentID) == nil {
+		s.Close()
+		return nil, fmt.Errorf("%s: entry %s is no longer in the file: %w", old.File(), parentID, session.ErrNotFound)
+	}
+	e, err = s.AppendAt(parentID, p)
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	a.s, a.opened, a.migrated = s, true, old.FileVersion() < session.CurrentVersion
+	return e, nil
+}
+
+// models loads the registry summarizer models come from (the built-in list
+// and models.json, keys from the environment), its providers retrying as
+// the settings say and reporting each retry of op as an EventRetry.
+func (a *Agent) models(op Op) (*registry.Registry, error) {
+	dir := a.cfg.AgentDir
+	if dir == "" {
+		dir = a.settings().AgentDir()
+	}
+	rs := a.settings().Retry()
+	policy := retry.Policy{
+		BaseDelay: time.Duration(rs.BaseDelayMs) * time.Millisecond,
+		MaxDelay:  time.Duration(rs.MaxDelayMs) * time.Millisecond,
+		OnRetry: func(attempt int, delay time.Duration, err error) {
+			a.emit(Event{Kind: EventRetry, Op: op, Attempt: attempt, Delay: delay, Err: err})
+		},
+	}
+	if rs.Enabled {
+		policy.MaxRetries = rs.MaxRetries
+	}
+	return registry.Load(registry.Options{AgentDir: dir, Getenv: a.cfg.Getenv, HTTPClient: a.cfg.HTTPClient, Retry: &policy})
+}
+
+// SummarizerChoice says which model writes a summary.
+type SummarizerChoice struct {
+	// Model is "provider/id" (or an id only one provider has). Empty means
+	// the settings' compaction.model, else the session's current model.
+	Model string
+	// Offline asks for no model: the deterministic summarizer builds the
+	// summary by code.
+	Offline bool
+	// ContextWindow, when positive, replaces the context window of every
+	// model involved (the session's and the summarizer's): it bounds the
+	// summary request, sets the branch summary's budget, and is the window
+	// the automatic-compaction threshold is reported against.
+	ContextWindow int
+}
+
+// Sources of a summarizer model or a context window.
+const (
+	SourceRequest  = "request"  // SummarizerChoice.Model or ContextWindow
+	SourceSettings = "settings" // compaction.model
+	SourceSession  = "session"  // the session's current model
+	SourceDefault  = "default"  // compaction.DefaultContextWindow: the model is unknown
+	SourceModel    = "model"    // the model's metadata
+	SourceOffline  = "offline"  // no model was asked for
+)
+
+// Summarizer is the model chosen to write a summary, before any request.
+type Summarizer struct {
+	// Ref is "provider/id"; empty when offline or when no model could be
+	// chosen.
+	Ref string
+	// Source says where the choice came from: SourceRequest,
+	// SourceSettings, SourceSession or SourceOffline.
+	Source string
+	// Model is the model's metadata, ContextWindow replaced as requested.
+	Model llm.Model
+	// Err is why no model can be used (a *ModelError); the operation
+	// fails with it, a dry run only reports it.
+	Err error
+}
+
+// Offline reports that the summary is built by code, as asked.
+func (s *Summarizer) Offline() bool { return s.Source == SourceOffline }
+
+// window is a context window and where it came from.
+type window struct {
+	tokens int
+	source string
+}
+
+// chooseSummarizer resolves a choice to a model's metadata (no key is needed
+// for that), and the context window of the conversation: the requested one,
+// else the session model's, else the summarizer's, else the default.
+func (a *Agent) chooseSummarizer(reg *registry.Registry, regErr error, c SummarizerChoice, sessionModel *session.ModelRef) (Summarizer, window) {
+	var sum Summarizer
+	win := window{tokens: compaction.DefaultContextWindow, source: SourceDefault}
+	sessionRef := ""
+	if sessionModel != nil && sessionModel.Provider != "" && sessionModel.ModelID != "" {
+		sessionRef = sessionModel.Provider + "/" + sessionModel.ModelID
+	}
+	if sessionRef != "" && reg != nil {
+		if e, err := reg.Find(sessionRef); err == nil && e.Model.ContextWindow > 0 {
+			win = window{tokens: e.Model.ContextWindow, source: SourceSession}
+		}
+	}
+	switch {
+	case c.Offline:
+		sum.Source = SourceOffline
+	case c.Model != "":
+		sum.Ref, sum.Source = c.Model, SourceRequest
+	case a.settings().SummaryModel() != "":
+		sum.Ref, sum.Source = a.settings().SummaryModel(), SourceSettings
+	case sessionRef != "":
+		sum.Ref, sum.Source = sessionRef, SourceSession
+	default:
+		sum.Err = &ModelError{Err: ErrNoModel, Why: "the session names no model and compaction.model is not set"}
+	}
+	if sum.Ref != "" {
+		switch {
+		case regErr != nil:
+			sum.Err = &ModelError{Ref: sum.Ref, Source: sum.Source, Err: regErr}
+		default:
+			e, err := reg.Find(sum.Ref)
+			if err != nil {
+				sum.Err = &ModelError{Ref: sum.Ref, Source: sum.Source, Err: err}
+				break
+			}
+			sum.Ref, sum.Model = e.Ref(), e.Model
+			switch {
+			case !e.Supported:
+				sum.Err = &ModelError{Ref: sum.Ref, Source: sum.Source, Err: fmt.Errorf("%w %q", registry.ErrUnsupportedAPI, e.Model.API)}
+			case e.Key != "" && !e.HasKey:
+				// Known without building the provider, so a dry run can
+				// say it (building would run a key command).
+				sum.Err = &ModelError{Ref: sum.Ref, Source: sum.Source, Err: fmt.Errorf("%w: set %s", registry.ErrNoKey, strings.TrimPrefix(e.Key, "$"))}
+			}
+			if win.source == SourceDefault && e.Model.ContextWindow > 0 {
+				win = window{tokens: e.Model.ContextWindow, source: SourceModel}
+			}
+		}
+	}
+	if c.ContextWindow > 0 {
+		win = window{tokens: c.ContextWindow, source: SourceRequest}
+		sum.Model.ContextWindow = c.ContextWindow
+	}
+	return sum, win
+}
+
+// provider builds the summarizer's provider, or nil when offline.
+func provider(ctx context.Context, reg *registry.Registry, sum *Summarizer) (llm.Provider, llm.Model, error) {
+	if sum.Offline() {
+		return nil, llm.Model{}, nil
+	}
+	if sum.Err != nil {
+		return nil, llm.Model{}, sum.Err
+	}
+	p, m, err := reg.ProviderFor(ctx, sum.Model)
+	if err != nil {
+		return nil, llm.Model{}, &ModelError{Ref: sum.Ref, Source: sum.Source, Err: err}
+	}
+	m.ContextWindow = sum.Model.ContextWindow
+	return p, m, nil
+}
+
+// progress turns the summarizer's progress reports into events.
+func (a *Agent) progress(op Op) func(compaction.Progress) {
+	return func(p compaction.Progress) {
+		e := Event{Op: op, Phase: p.Phase, Part: p.Part, Attempt: p.Attempt, Err: p.Err}
+		switch p.Kind {
+		case compaction.ProgressRequest:
+			e.Kind = EventRequest
+		case compaction.ProgressText:
+			e.Kind, e.Delta = EventText, p.Delta
+		case compaction.ProgressRetry:
+			e.Kind = EventOverflowRetry
+		case compaction.ProgressFallback:
+			e.Kind, e.Message = EventFallback, p.Reason
+		default:
+			return
+		}
+		a.emit(e)
+	}
+}
+
+// estimateAll is the size of a context by chars/4 alone, for a context that
+// just got a new compaction: every usage on its path measured a context
+// that no longer exists.
+func estimateAll(msgs []session.Message) int {
+	n := 0
+	for _, m := range msgs {
+		n += session.EstimateTokens(m)
+	}
+	return n
+}

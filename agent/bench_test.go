@@ -1,0 +1,76 @@
+package agent_test
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/prime-agent/prime/agent"
+	"github.com/prime-agent/prime/session/sessiongen"
+	"github.com/prime-agent/prime/settings"
+)
+
+// benchSession writes a generated session of n entries (pi's settings, a
+// 200,000-token window) and returns its path and bytes.
+func benchSession(b *testing.B, n int) (string, []byte) {
+	b.Helper()
+	data := sessiongen.Bytes(sessiongen.Options{Entries: n, Seed: 1})
+	path := filepath.Join(b.TempDir(), "s.jsonl")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	return path, data
+}
+
+// BenchmarkCompactDryRun is "prime compact FILE --dry-run": load the file,
+// resolve settings and summarizer, prepare the compaction.
+func BenchmarkCompactDryRun(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			path, data := benchSession(b, n)
+			cfg := agent.Config{Settings: settings.Defaults(), AgentDir: b.TempDir(), Getenv: func(string) string { return "" }}
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				ag, err := agent.Load(path, cfg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := ag.PlanCompaction(b.Context(), agent.CompactRequest{Summarizer: agent.SummarizerChoice{Offline: true}}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkCompactOffline is "prime compact FILE --offline": open the file
+// for appending, prepare, build the summary by code, append the entry,
+// rebuild the context. Each iteration works on a fresh copy.
+func BenchmarkCompactOffline(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			_, data := benchSession(b, n)
+			path := filepath.Join(b.TempDir(), "copy.jsonl")
+			cfg := agent.Config{Settings: settings.Defaults(), AgentDir: b.TempDir(), Getenv: func(string) string { return "" }}
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				b.StopTimer()
+				if err := os.WriteFile(path, data, 0o600); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				ag, err := agent.Open(path, cfg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := ag.Compact(b.Context(), agent.CompactRequest{Summarizer: agent.SummarizerChoice{Offline: true}}); err != nil {
+					b.Fatal(err)
+				}
+				ag.Close()
+			}
+		})
+	}
+}

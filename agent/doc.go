@@ -1,0 +1,105 @@
+// Package agent runs the operations of a session that need more than one
+// of Prime's parts: it is the one place that brings together the session
+// file (package session), the compaction engine (compaction), the settings
+// (settings) and the models (llm, llm/registry), and later the extension
+// hooks (hook) and the agent loop. The TUI, print mode, RPC mode and the
+// "prime compact" and "prime branch" commands all call the same methods.
+//
+// For now it provides two operations:
+//
+//   - manual compaction ([Agent.Compact], or [Agent.PlanCompaction] for a
+//     dry run followed by [Agent.RunCompaction]);
+//   - tree navigation with an optional summary of the branch left
+//     ([Agent.Navigate], or [Agent.PlanNavigation] and
+//     [Agent.RunNavigation]).
+//
+// While a model works, [Config].Events hears what happens: the operation's
+// start, each summary request, the streamed text, the provider's retries,
+// the smaller requests after a context overflow, the fallback to the
+// summary built by code, and the end.
+//
+//	ag, err := agent.Load(path, agent.Config{Settings: st, Events: show})
+//	res, err := ag.Compact(ctx, agent.CompactRequest{Instructions: "focus on the parser"})
+//	// errors.Is(err, compaction.ErrNothingToCompact / ErrAlreadyCompacted): an outcome, not a failure
+//	// errors.Is(err, agent.ErrCancelled): Ctrl-C; nothing was written
+//	// errors.As(err, &modelErr): no model, unknown model, or no API key
+//
+// # Compaction
+//
+// The settings are the effective ones (global and project files, then the
+// per-model overrides of the session's model — the model whose window the
+// compaction protects; the summarizer's when the session names none — then
+// the caller's flags, which win over everything). The summarizer is, in
+// order: the model the request names, compaction.model, the session's
+// current model (the last model change or assistant message on the path);
+// or none when the request is offline, and the summary is built by code.
+// Models come from the registry (built-in list and models.json); choosing
+// one needs no key, so a dry run works without one, and a key is looked up
+// only when the model is about to be asked.
+//
+// A context window given with the request replaces the window of every
+// model involved: it bounds the summary request (the never-stuck budget),
+// sets a branch summary's budget, and is what the automatic-compaction
+// threshold (window less reserveTokens) is reported against. Without one,
+// the session's model's window is used, else the summarizer's, else
+// compaction.DefaultContextWindow (pi's figure for an unknown model); with
+// an offline request none is needed.
+//
+// The compaction entry is appended as a child of the leaf it was prepared
+// for (session.AppendAt), with the user's instructions (trimmed) and the
+// requests' usage. TokensAfter is the rebuilt context's size by chars/4
+// alone: the usage of every assistant message on the path measured the
+// context before the compaction.
+//
+// # Writing nothing on failure
+//
+// An agent made with [Load] reads the file read-only; the file is opened for
+// appending only at the moment the one entry of an operation is written,
+// after the model has answered. So a failed or cancelled operation (a
+// cancelled ctx: Ctrl-C) leaves the file byte for byte as it was, and the
+// append goes through the session's lock after reading whatever other
+// processes appended meanwhile. A file in format version 1 or 2 cannot take
+// version-3 entries: it is migrated (atomically, the original kept as
+// FILE.bak) at that moment, and the result says so; migration ids are
+// derived from the file, so the ids the operation planned with stay valid.
+//
+// # Navigation
+//
+// Navigating from an entry (by default the current leaf) to a target:
+// compaction.CollectBranch finds the branch being left,
+// compaction.NewLeaf where the leaf goes (a user message target moves it to
+// the message's parent and hands the text back for editing), and
+// compaction.PrepareBranch what fits the summarizer's budget (its window
+// less branchSummary.reserveTokens). With a summary asked for and messages
+// to summarize, a branch_summary entry whose fromId is the entry navigated
+// from (the spec's meaning; pi stores the new position) is appended as a
+// child of the new leaf, and becomes the leaf.
+//
+// Without a summary nothing is written, and that is a decision: a session
+// file has no record of "the leaf moved". As in pi (pi-reference §1.6), the
+// leaf after loading is the last entry appended, so only an append makes a
+// move survive. The agent's session moves its leaf in memory (the next
+// entry appended in this process continues from there: the TUI's case); a
+// one-shot command has nothing to keep, and says so. A target that is the
+// entry navigated from does nothing; a branch with no message to summarize
+// gets no summary entry (compaction's ErrNothingToSummarize, reported in
+// NavigationResult.NotSummarized) and is navigated like one without.
+//
+// # Hooks
+//
+// The hook package is not wired yet. Its five events have their places,
+// marked "Hook point" in the code:
+//
+//   - session_before_compact: [Agent.RunCompaction], after the provider is
+//     resolved and EventStart, before compaction.Compact; it may cancel,
+//     replace the preparation's two message arrays, or supply the
+//     compaction (then persisted with fromHook set, no model asked);
+//   - session_compact: [Agent.RunCompaction], after the append and the
+//     rebuilt context;
+//   - session_compact_failed: [Agent.RunCompaction]'s deferred end, when
+//     nothing was written (failure or cancellation; willRetry for an
+//     overflow);
+//   - session_before_tree: [Agent.RunNavigation], before the summary, on
+//     every navigation (summary asked for or not), as in pi;
+//   - session_tree: [Agent.RunNavigation], after the append or the move.
+package agent

@@ -1,0 +1,98 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/prime-agent/prime/llm/registry"
+)
+
+// Errors callers branch on with errors.Is. An operation that finds nothing
+// to do returns compaction's *NotCompactableError (ErrNothingToCompact,
+// ErrAlreadyCompacted, ErrNothingToSummarize) unchanged; an unknown entry id
+// wraps session.ErrNotFound.
+var (
+	// ErrCancelled means the operation was stopped before it wrote
+	// anything: its context was cancelled (Ctrl-C) or, later, a hook
+	// cancelled it. The error is a *CancelledError.
+	ErrCancelled = errors.New("cancelled")
+	// ErrNoModel means no summarizer model was named anywhere: not in the
+	// request, not in compaction.model, not in the session.
+	ErrNoModel = errors.New("no summarizer model")
+)
+
+// CancelledError reports an operation stopped before it wrote anything.
+type CancelledError struct {
+	// Op is the operation stopped.
+	Op Op
+	// Cause is why: the context's error, or a hook's refusal.
+	Cause error
+}
+
+// Error says what was cancelled and that nothing was written, e.g.
+// "compaction cancelled, nothing written".
+func (e *CancelledError) Error() string {
+	msg := string(e.Op) + " cancelled, nothing written"
+	if e.Cause != nil && !errors.Is(e.Cause, context.Canceled) {
+		msg += ": " + e.Cause.Error()
+	}
+	return msg
+}
+
+// Unwrap returns ErrCancelled and the cause.
+func (e *CancelledError) Unwrap() []error { return []error{ErrCancelled, e.Cause} }
+
+// cancelled returns a *CancelledError when err comes from ctx being done
+// (directly or through the summarizer), else err.
+func cancelled(ctx context.Context, op Op, err error) error {
+	if err == nil {
+		return nil
+	}
+	if cerr := ctx.Err(); cerr != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		return &CancelledError{Op: op, Cause: cerr}
+	}
+	return err
+}
+
+func isCancelled(err error) bool { return errors.Is(err, ErrCancelled) }
+
+// ModelError reports a summarizer model that cannot be used. Err is
+// ErrNoModel, registry.ErrUnknownModel, registry.ErrNoKey,
+// registry.ErrUnsupportedAPI, or the error reading models.json.
+type ModelError struct {
+	// Ref is the model ("provider/id"), empty with ErrNoModel.
+	Ref string
+	// Source is where the choice came from (SourceRequest,
+	// SourceSettings, SourceSession).
+	Source string
+	// Why explains ErrNoModel.
+	Why string
+	Err error
+}
+
+// Error says which model and why, in words a user can act on.
+func (e *ModelError) Error() string {
+	if e.Ref == "" {
+		if e.Why != "" {
+			return e.Err.Error() + ": " + e.Why
+		}
+		return e.Err.Error()
+	}
+	what := fmt.Sprintf("summarizer %s", e.Ref)
+	switch e.Source {
+	case SourceSettings:
+		what += " (compaction.model)"
+	case SourceSession:
+		what += " (the session's model)"
+	}
+	if errors.Is(e.Err, registry.ErrUnknownModel) {
+		return what + ": not a model Prime knows (see 'prime models'; models.json can add it)"
+	}
+	// The registry names the model too: say it once.
+	return what + ": " + strings.TrimPrefix(e.Err.Error(), "registry: "+e.Ref+": ")
+}
+
+// Unwrap returns the cause.
+func (e *ModelError) Unwrap() error { return e.Err }

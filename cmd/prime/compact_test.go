@@ -1,0 +1,496 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/prime-agent/prime/agent"
+	"github.com/prime-agent/prime/compaction"
+	"github.com/prime-agent/prime/llm"
+	"github.com/prime-agent/prime/llm/llmtest"
+	"github.com/prime-agent/prime/session"
+	"github.com/prime-agent/prime/session/sessiongen"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// golden compares got with testdata/name, or rewrites it with -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		os.MkdirAll("testdata", 0o755)
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("%s (-want +got):\n%s", path, diff)
+	}
+}
+
+// compactSession is the generated session the compaction commands are
+// tried on: 1,500 entries with compactions and branches.
+func compactSession(t *testing.T) (string, []byte) {
+	t.Helper()
+	path := genFile(t, sessiongen.Options{Entries: 1500, Seed: 7, ContextWindow: 40_000, KeepRecentTokens: 6_000, ReserveTokens: 4_000})
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, data
+}
+
+// fakeEnv starts nothing: it writes a models.json whose provider "fake"
+// serves "fake/fake-model" from srv, and returns the environment that
+// points Prime at it (and at no settings of the user's).
+func fakeEnv(t *testing.T, srv *llmtest.Server) map[string]string {
+	t.Helper()
+	dir := t.TempDir()
+	if srv != nil {
+		if err := writeFakeModels(filepath.Join(dir, "models.json"), srv.API(), srv.Model().BaseURL); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return map[string]string{session.EnvAgentDir: dir}
+}
+
+// unchanged fails the test if the file at path no longer holds data.
+func unchanged(t *testing.T, path string, data []byte) {
+	t.Helper()
+	if got, _ := os.ReadFile(path); !bytes.Equal(got, data) {
+		t.Error("the file changed")
+	}
+}
+
+// summaryReply answers a summary request with a structured summary.
+func summaryReply(r *llmtest.Request) llmtest.Reply {
+	if !strings.Contains(r.LastUserText(), "<conversation>") {
+		return llmtest.HTTPError(400, "", "not a summary request")
+	}
+	return llmtest.Stream(llmtest.Text("## Goal\nFrom the fake.\n\n## Next Steps\n1. Go on."), llmtest.Usage(llm.UTF16Len(r.Text())/4, 20))
+}
+
+func TestCompactDryRunGolden(t *testing.T) {
+	path, data := compactSession(t)
+	env := fakeEnv(t, nil)
+	code, out, errOut := runPrime(t, env, "compact", path, "--dry-run", "--json", "--keep-recent-tokens", "4000")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	golden(t, "compact-dry-run.json", out)
+	// The JSON is the preparation the compaction package makes.
+	s, _ := session.Load(path)
+	prep, err := compaction.Prepare(s.LeafPath(), compaction.Settings{Enabled: true, ReserveTokens: 16384, KeepRecentTokens: 4000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got compactDryRunJSON
+	if err := json.Unmarshal([]byte(out), &got); err != nil || got.FirstKeptEntryID != prep.FirstKeptEntryID ||
+		got.MessagesToSummarize != len(prep.MessagesToSummarize) || got.TokensBefore != prep.TokensBefore {
+		t.Errorf("%v: %+v", err, got)
+	}
+
+	// Everything kept: not compactable, and not a failure.
+	code, out, _ = runPrime(t, env, "compact", path, "--dry-run", "--json", "--keep-recent-tokens", "100000000")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	golden(t, "compact-dry-run-nothing.json", out)
+	code, out, _ = runPrime(t, env, "compact", path, "--dry-run", "--keep-recent-tokens", "100000000")
+	if code != 0 || !strings.HasPrefix(out, "nothing to compact: ") {
+		t.Errorf("text: exit %d, %q", code, out)
+	}
+	// The text form names the plan's numbers and the summarizer (unusable
+	// here: the generated session's model is not a real one), without
+	// failing.
+	code, out, _ = runPrime(t, env, "compact", path, "--dry-run", "--keep-recent-tokens", "4000")
+	for _, want := range []string{"dry run: nothing written", "keep from:        " + prep.FirstKeptEntryID, "unavailable: summarizer openai/gpt-5.1-codex (the session's model): not a model"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("text lacks %q:\n%s", want, out)
+		}
+	}
+	unchanged(t, path, data)
+}
+
+func TestBranchDryRunGolden(t *testing.T) {
+	path, data := compactSession(t)
+	s, _ := session.Load(path)
+	env := fakeEnv(t, nil)
+	// The first entry (a user message at the root), and the start of the
+	// first other branch.
+	var other string
+	for _, l := range s.Leaves() {
+		if l.ID != s.LeafID() {
+			other = s.Path(l.ID)[len(s.Path(l.ID))-3].ID
+			break
+		}
+	}
+	for name, target := range map[string]string{"branch-dry-run-root.json": s.Entries()[0].ID, "branch-dry-run-other.json": other} {
+		code, out, errOut := runPrime(t, env, "branch", path, "--to", target, "--dry-run", "--json", "--offline")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		golden(t, name, out)
+	}
+	code, out, _ := runPrime(t, env, "branch", path, "--to", s.Entries()[0].ID, "--dry-run")
+	for _, want := range []string{"dry run: nothing written", "new leaf:         (before the first entry)", "editor text:", "a real run writes nothing"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("text lacks %q:\n%s", want, out)
+		}
+	}
+	unchanged(t, path, data)
+}
+
+// TestCompactCommandEndToEnd runs prime compact against the fake servers of
+// both wire formats, offline, and against a provider that always overflows.
+func TestCompactCommandEndToEnd(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		srv  func(t *testing.T) *llmtest.Server
+	}{
+		{"openai", func(t *testing.T) *llmtest.Server { return llmtest.NewOpenAI(t) }},
+		{"anthropic", func(t *testing.T) *llmtest.Server { return llmtest.NewAnthropic(t) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := tc.srv(t)
+			srv.Handle(summaryReply)
+			path, data := compactSession(t)
+			code, out, errOut := runPrime(t, fakeEnv(t, srv), "compact", path, "--model", "fake/fake-model", "--keep-recent-tokens", "4000",
+				"--instructions", "mind the parser", "--json")
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			var res compactJSON
+			if err := json.Unmarshal([]byte(out), &res); err != nil {
+				t.Fatal(err)
+			}
+			if res.Deterministic || res.Model == nil || *res.Model != "fake/fake-model" || res.Usage == nil || res.CustomInstructions != "mind the parser" ||
+				!strings.HasPrefix(res.Summary, "## Goal\nFrom the fake.") || res.TokensAfter <= 0 {
+				t.Errorf("result %+v", res)
+			}
+			checkCompactedFile(t, path, data, res.EntryID)
+			reqs := srv.Requests()
+			if len(reqs) == 0 || !strings.Contains(reqs[0].LastUserText(), "mind the parser") || reqs[0].Model() != "fake-model" {
+				t.Errorf("%d requests", len(reqs))
+			}
+			// Progress went to stderr as plain lines (not a terminal).
+			if !strings.Contains(errOut, "compaction by fake/fake-model…") || !strings.Contains(errOut, "summarizing the history…") {
+				t.Errorf("stderr %q", errOut)
+			}
+		})
+	}
+
+	t.Run("offline", func(t *testing.T) {
+		path, data := compactSession(t)
+		code, out, errOut := runPrime(t, fakeEnv(t, nil), "compact", path, "--offline", "--keep-recent-tokens", "4000")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		s, _ := session.Load(path)
+		for _, want := range []string{"## Goal", "compaction " + s.LeafID() + " appended", "tokens before", "summary built by code: no summarizer model"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("output lacks %q", want)
+			}
+		}
+		checkCompactedFile(t, path, data, s.LeafID())
+		// Again: already compacted, exit 0, nothing written.
+		after, _ := os.ReadFile(path)
+		code, out, _ = runPrime(t, fakeEnv(t, nil), "compact", path, "--offline", "--json")
+		if code != 0 || !strings.Contains(out, `"compactable": false`) || !strings.Contains(out, "already compacted") {
+			t.Errorf("second run: exit %d, %s", code, out)
+		}
+		unchanged(t, path, after)
+	})
+
+	t.Run("always overflow", func(t *testing.T) {
+		srv := llmtest.NewOpenAI(t, llmtest.FlavorLlamaCpp)
+		srv.Handle(func(*llmtest.Request) llmtest.Reply { return llmtest.Overflow() })
+		path, data := compactSession(t)
+		code, out, errOut := runPrime(t, fakeEnv(t, srv), "compact", path, "--model", "fake/fake-model", "--keep-recent-tokens", "4000", "--json")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		var res compactJSON
+		json.Unmarshal([]byte(out), &res)
+		d, _ := compaction.ParseDetails(res.Details)
+		if !res.Deterministic || d.Summarizer != compaction.SummarizerDeterministic || !strings.Contains(res.DeterministicReason, "still too large after 2 smaller retries") {
+			t.Errorf("result %+v", res)
+		}
+		checkCompactedFile(t, path, data, res.EntryID)
+		if !strings.Contains(errOut, "did not fit the model's context window") || !strings.Contains(errOut, "building it by code") {
+			t.Errorf("stderr %q", errOut)
+		}
+	})
+
+	t.Run("cancelled", func(t *testing.T) {
+		srv := llmtest.NewAnthropic(t)
+		srv.Handle(func(*llmtest.Request) llmtest.Reply {
+			return llmtest.Reply{Parts: []llmtest.Part{llmtest.Text("x")}, Delay: time.Hour}
+		})
+		path, data := compactSession(t)
+		ctx, cancel := context.WithCancel(t.Context())
+		go func() {
+			for len(srv.Requests()) == 0 {
+				time.Sleep(time.Millisecond)
+			}
+			cancel()
+		}()
+		a, _, errOut := testApp(fakeEnv(t, srv))
+		code := run(ctx, []string{"compact", path, "--model", "fake/fake-model", "--keep-recent-tokens", "4000"}, a)
+		if code != exitInterrupted || !strings.Contains(errOut.String(), "prime compact: compaction cancelled, nothing written\n") {
+			t.Errorf("exit %d, stderr %q", code, errOut)
+		}
+		unchanged(t, path, data)
+	})
+}
+
+// checkCompactedFile checks that exactly one line was appended to the file,
+// the compaction entryID, and that the file loads with its summary first.
+func checkCompactedFile(t *testing.T, path string, before []byte, entryID string) {
+	t.Helper()
+	after, _ := os.ReadFile(path)
+	if !bytes.HasPrefix(after, before) || bytes.Count(after[len(before):], []byte("\n")) != 1 {
+		t.Fatal("not exactly one line appended")
+	}
+	s, err := session.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.LeafID() != entryID || s.Leaf().Type != session.TypeCompaction || len(s.Warnings()) != 0 {
+		t.Fatalf("leaf %s %s, warnings %v", s.LeafID(), s.Leaf().Type, s.Warnings())
+	}
+	c, err := s.Context("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.Messages[0].(*session.CompactionSummaryMessage); !ok {
+		t.Errorf("context starts with %T", c.Messages[0])
+	}
+}
+
+func TestCompactCommandErrors(t *testing.T) {
+	path, data := compactSession(t)
+	env := fakeEnv(t, nil)
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"compact", path, "--model", "a/b", "--offline"}, 2, "exclude each other"},
+		{[]string{"compact", path, "--context-window", "0"}, 2, "--context-window"},
+		{[]string{"compact", path, "--keep-recent-tokens", "-1"}, 2, "must not be negative"},
+		{[]string{"compact", path, "--leaf", "nope", "--offline"}, 2, "nope"},
+		{[]string{"compact"}, 2, "want one session FILE"},
+		{[]string{"compact", path, "--model", "nobody/nothing", "--keep-recent-tokens", "4000"}, 2, "not a model Prime knows"},
+		{[]string{"compact", path, "--keep-recent-tokens", "4000"}, 1, "(the session's model): not a model Prime knows"},
+		{[]string{"compact", path, "--model", "anthropic/claude-haiku-4-5", "--keep-recent-tokens", "4000"}, 1,
+			"summarizer anthropic/claude-haiku-4-5: no API key: set ANTHROPIC_API_KEY\n  pass --model PROVIDER/ID"},
+		{[]string{"compact", filepath.Join(t.TempDir(), "missing.jsonl")}, 2, "missing.jsonl"},
+		{[]string{"branch", path}, 2, "--to ID is required"},
+		{[]string{"branch", path, "--to", "nope"}, 2, "nope"},
+		{[]string{"branch", path, "--to", "x", "--instructions", "y"}, 2, "add --summarize"},
+	} {
+		code, _, errOut := runPrime(t, env, tc.args...)
+		if code != tc.code || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", tc.args[1:], code, errOut, tc.code, tc.want)
+		}
+	}
+	unchanged(t, path, data)
+}
+
+// TestBranchCommand re-creates a few of pi's tree-navigation cases
+// (pi-reference §9.10) through the command.
+func TestBranchCommand(t *testing.T) {
+	srv := llmtest.NewAnthropic(t)
+	srv.Handle(summaryReply)
+	env := fakeEnv(t, srv)
+	path, data := compactSession(t)
+	s, _ := session.Load(path)
+	root := s.Entries()[0]
+	rootMsg, _ := root.Message()
+	rootText := llm.TextOf(rootMsg.(*llm.UserMessage).Content)
+
+	// 60 and 66: to the root user message without a summary: the text comes
+	// back for editing, and nothing is written.
+	code, out, errOut := runPrime(t, env, "branch", path, "--to", root.ID)
+	if code != 0 || !strings.Contains(out, "leaf: (before the first entry) (was "+s.LeafID()+")") ||
+		!strings.Contains(out, "nothing written") || !strings.Contains(out, rootText) {
+		t.Errorf("exit %d %s\n%s", code, errOut, out)
+	}
+	unchanged(t, path, data)
+
+	// 67: to where we are.
+	code, out, _ = runPrime(t, env, "branch", path, "--to", s.LeafID(), "--json")
+	if code != 0 || !strings.Contains(out, `"written": false`) || !strings.Contains(out, "nothing to do") {
+		t.Errorf("current leaf: exit %d %s", code, out)
+	}
+	unchanged(t, path, data)
+
+	// 62: to the root user message with a summary from the model: a new
+	// root, the leaf after a reload.
+	code, out, errOut = runPrime(t, env, "branch", path, "--to", root.ID, "--summarize", "--model", "fake/fake-model", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var res branchJSON
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	if !res.Written || res.SummaryEntryID == nil || res.LeafID == nil || *res.LeafID != *res.SummaryEntryID || res.EditorText == nil ||
+		*res.EditorText != rootText || res.FromID != s.LeafID() || res.Deterministic || !strings.Contains(*res.Summary, "From the fake.") {
+		t.Fatalf("result %s", out)
+	}
+	s2, _ := session.Load(path)
+	e := s2.Leaf()
+	p, _ := e.Payload()
+	if e.ID != *res.SummaryEntryID || e.ParentID != "" || p.(*session.BranchSummaryEntry).FromID != s.LeafID() {
+		t.Errorf("reloaded leaf %s (parent %q), payload %+v", e.ID, e.ParentID, p)
+	}
+	if r := srv.LastRequest(); !strings.Contains(r.LastUserText(), "<conversation>") {
+		t.Error("the request was not a summary request")
+	}
+}
+
+// TestCompactBinary runs the README's commands through the built binary:
+// offline, against a fake provider, and interrupted with SIGINT while the
+// provider hangs.
+func TestCompactBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "prime")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	command := func(env map[string]string, args ...string) *exec.Cmd {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(os.Environ(), session.EnvAgentDir+"="+env[session.EnvAgentDir])
+		return cmd
+	}
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	if out, err := command(fakeEnv(t, nil), "dev", "gen-session", "--entries", "5000", "--seed", "1", "--out", path).CombinedOutput(); err != nil {
+		t.Fatalf("gen-session: %v\n%s", err, out)
+	}
+	data, _ := os.ReadFile(path)
+
+	t.Run("offline", func(t *testing.T) {
+		p := filepath.Join(t.TempDir(), "s.jsonl")
+		os.WriteFile(p, data, 0o600)
+		out, err := command(fakeEnv(t, nil), "compact", p, "--offline").Output()
+		if err != nil || !strings.Contains(string(out), "<modified-files>") || !strings.Contains(string(out), "appended to "+p) {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		s, _ := session.Load(p)
+		checkCompactedFile(t, p, data, s.LeafID())
+	})
+
+	t.Run("openai", func(t *testing.T) {
+		srv := llmtest.NewOpenAI(t, llmtest.FlavorOllama)
+		srv.Handle(summaryReply)
+		p := filepath.Join(t.TempDir(), "s.jsonl")
+		os.WriteFile(p, data, 0o600)
+		cmd := command(fakeEnv(t, srv), "compact", p, "--model", "fake/fake-model", "--json")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%v\n%s", err, stderr.String())
+		}
+		var res compactJSON
+		if err := json.Unmarshal(out, &res); err != nil || res.Deterministic || len(srv.Requests()) == 0 {
+			t.Fatalf("%v: %s", err, out)
+		}
+		checkCompactedFile(t, p, data, res.EntryID)
+	})
+
+	t.Run("interrupted", func(t *testing.T) {
+		srv := llmtest.NewAnthropic(t)
+		srv.Handle(func(*llmtest.Request) llmtest.Reply {
+			return llmtest.Reply{Parts: []llmtest.Part{llmtest.Text("x")}, Delay: time.Hour}
+		})
+		p := filepath.Join(t.TempDir(), "s.jsonl")
+		os.WriteFile(p, data, 0o600)
+		cmd := command(fakeEnv(t, srv), "compact", p, "--model", "fake/fake-model")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(30 * time.Second); len(srv.Requests()) == 0; time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				t.Fatalf("no request; stderr %q", stderr.String())
+			}
+		}
+		cmd.Process.Signal(syscall.SIGINT)
+		err := cmd.Wait()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted || !strings.Contains(stderr.String(), "compaction cancelled, nothing written") {
+			t.Errorf("%v, stderr %q", err, stderr.String())
+		}
+		unchanged(t, p, data)
+	})
+}
+
+// TestProgress feeds a compaction's events to the progress display, as
+// plain lines and as a terminal's redrawn status line.
+func TestProgress(t *testing.T) {
+	evs := []agent.Event{
+		{Kind: agent.EventStart, Op: agent.OpCompaction, Summarizer: "fake/m"},
+		{Kind: agent.EventRequest, Phase: compaction.PhaseHistory, Part: 1},
+		{Kind: agent.EventText, Delta: "## Goal"},
+		{Kind: agent.EventRetry, Attempt: 1, Delay: 2 * time.Second, Err: errors.New("overloaded")},
+		{Kind: agent.EventOverflowRetry, Attempt: 1},
+		{Kind: agent.EventRequest, Phase: compaction.PhaseHistory, Part: 2, Attempt: 1},
+		{Kind: agent.EventFallback, Phase: compaction.PhaseHistory, Message: "the model failed"},
+		{Kind: agent.EventEnd, Op: agent.OpCompaction},
+	}
+	for _, tty := range []bool{false, true} {
+		var out syncBuffer
+		p := &progress{w: &out, tty: tty}
+		for _, e := range evs {
+			p.event(e)
+		}
+		p.close()
+		p.event(agent.Event{Kind: agent.EventStart}) // after close: ignored
+		got := out.String()
+		for _, want := range []string{"compaction by fake/m", "summarizing the history, part 2, smaller retry 1",
+			"retrying in 2s (retry 1)", "sending a smaller one", "no model summary: the model failed; building it by code"} {
+			if !strings.Contains(got, want) {
+				t.Errorf("tty %v: output lacks %q:\n%q", tty, want, got)
+			}
+		}
+		if tty != strings.Contains(got, "\r\x1b[K") || tty == strings.Contains(got, "received 7 characters") {
+			t.Errorf("tty %v: %q", tty, got)
+		}
+	}
+}
+
+func TestBenchCompactCommand(t *testing.T) {
+	path := genFile(t, sessiongen.Options{Entries: 3000, Seed: 1})
+	data, _ := os.ReadFile(path)
+	code, out, errOut := runPrime(t, nil, "dev", "bench-compact", path, "--runs", "1", "--json")
+	var b benchCompactJSON
+	if err := json.Unmarshal([]byte(out), &b); err != nil || code != 0 || b.Entries != 3000 || b.DryRunNs <= 0 || b.OfflineNs <= 0 || b.TokensAfter <= 0 {
+		t.Errorf("exit %d %s: %v %s", code, errOut, err, out)
+	}
+	unchanged(t, path, data)
+}
