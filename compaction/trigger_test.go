@@ -77,19 +77,19 @@ func TestPiCutPoints(t *testing.T) {
 	})
 	t.Run("#9 single assistant, keep 1000", func(t *testing.T) {
 		proj, _ := project(newBuilder(t).parse("a0:100").path)
-		if c := findCut(proj.nodes, 0, 1000); c.first != 0 {
+		if c := findCut(proj, 0, 1000); c.first != 0 {
 			t.Errorf("first kept = %d", c.first)
 		}
 	})
 	t.Run("#10 everything fits, keep 50000", func(t *testing.T) {
 		proj, _ := project(newBuilder(t).parse("u0 a1 u2 a3").path)
-		if c := findCut(proj.nodes, 0, 50000); c.first != 0 || c.split {
+		if c := findCut(proj, 0, 50000); c.first != 0 || c.split {
 			t.Errorf("cut = %+v", c)
 		}
 	})
 	t.Run("#11 split in a long turn", func(t *testing.T) {
 		proj, _ := project(newBuilder(t).parse("u0 a1 u2 a3:4000 a4:4000 a5:4000").path)
-		c := findCut(proj.nodes, 0, 3000)
+		c := findCut(proj, 0, 3000)
 		if !c.split || c.turnStart != 2 || c.first != 3 {
 			t.Errorf("cut = %+v", c)
 		}

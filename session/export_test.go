@@ -22,3 +22,14 @@ func DecodeLine(line []byte) (*Entry, error) {
 	e := new(Entry)
 	return e, decodeLineInto(e, line)
 }
+
+// DecodeFast and DecodeSlow are the two message decoders DecodeMessage
+// chooses between.
+func DecodeFast(raw []byte) (Message, bool) { return decodeFast(raw, false) }
+
+// DecodeFastValid is DecodeFast for input known to be valid JSON.
+func DecodeFastValid(raw []byte) (Message, bool) { return decodeFast(raw, true) }
+
+var DecodeSlow = decodeMessage
+
+var UTF16Len = utf16Len
