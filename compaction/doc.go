@@ -184,7 +184,12 @@
 // off at the output limit, an empty answer, or any error left after the
 // provider's own retries — or there is no model, the deterministic
 // summarizer writes the summary from the summary so far and the messages not
-// yet summarized. It never takes over after a cancellation. Its summary has
+// yet summarized. It never takes over after a cancellation, nor when the
+// provider refuses the credentials (401, 403: errors.Is(err, llm.ErrAuth)):
+// a user who asked for a model and has a wrong or missing key needs to know,
+// and a summary written by code, once stored, is not rewritten by the model
+// they meant to use. The compaction then fails and writes nothing; --offline
+// asks for the summary by code explicitly. Its summary has
 // the same sections: the user's requests and the sentences stating rules or
 // preferences, word for word; the tool actions that succeeded (grouped, with
 // counts), failed (with the start of the error) or have no result yet; the
