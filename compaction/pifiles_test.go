@@ -121,15 +121,7 @@ func TestPiLargeSessionDefault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	line, err := session.EncodeEntry("cNew", path[len(path)-1].ID, "2026-01-01T00:00:00.000Z", res.Entry())
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := session.NewEntry(line)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := Prepare(append(path, e), DefaultSettings()); !errors.Is(err, ErrAlreadyCompacted) {
+	if _, err := Prepare(appended(t, path, "cNew", res.Entry()), DefaultSettings()); !errors.Is(err, ErrAlreadyCompacted) {
 		t.Errorf("preparing again: %v", err)
 	}
 }

@@ -94,21 +94,6 @@ func keepsFor(t *testing.T, path []*session.Entry) []int {
 	return slices.Compact(keeps)
 }
 
-// withCompaction returns path with the result appended as a child of its
-// leaf, as a session would store it.
-func withCompaction(t *testing.T, path []*session.Entry, res *Result) []*session.Entry {
-	t.Helper()
-	line, err := session.EncodeEntry("c0mp4c7e", path[len(path)-1].ID, "2030-01-01T00:00:00.000Z", res.Entry())
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := session.NewEntry(line)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return append(slices.Clip(path), e)
-}
-
 // TestPropertyNothingLost: on every generated session, leaf and setting,
 // the first kept entry is never a tool result and the kept part never
 // starts with one; every message the model saw before is summarized, in
@@ -151,7 +136,7 @@ func TestPropertyNothingLost(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s: %v", where, err)
 				}
-				after, err := session.BuildContext(withCompaction(t, path, res))
+				after, err := session.BuildContext(appended(t, path, "c0mp4c7e", res.Entry()))
 				if err != nil {
 					t.Fatal(err)
 				}

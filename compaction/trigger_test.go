@@ -204,15 +204,8 @@ func TestPiFixtures(t *testing.T) {
 			if err != nil || len(res.Summary) < 100 {
 				t.Fatalf("#20: %v, %d chars", err, len(res.Summary))
 			}
-			line, err := session.EncodeEntry("cNew", path[len(path)-1].ID, "2026-01-01T00:00:00.000Z", res.Entry())
-			if err != nil {
-				t.Fatal(err)
-			}
-			e, err := session.NewEntry(line)
-			if err != nil {
-				t.Fatal(err)
-			}
-			after, err := session.BuildContext(append(path, e))
+			compacted := appended(t, path, "cNew", res.Entry())
+			after, err := session.BuildContext(compacted)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -231,7 +224,7 @@ func TestPiFixtures(t *testing.T) {
 			t.Logf("%d entries: first kept %s, %d+%d messages summarized, split %v, %d tokens before, %d after",
 				len(path), p.FirstKeptEntryID, len(p.MessagesToSummarize), len(p.TurnPrefixMessages), p.IsSplitTurn, p.TokensBefore, est)
 			// Compacting again right away: already compacted.
-			if _, err := Prepare(append(path, e), DefaultSettings()); !errors.Is(err, ErrAlreadyCompacted) {
+			if _, err := Prepare(compacted, DefaultSettings()); !errors.Is(err, ErrAlreadyCompacted) {
 				t.Errorf("second compaction: %v", err)
 			}
 		})

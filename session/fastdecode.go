@@ -148,16 +148,7 @@ type fastDecoder struct {
 	valid bool   // b is known to be valid JSON (see decodeFast)
 }
 
-func (d *fastDecoder) space() {
-	for d.i < len(d.b) {
-		switch d.b[d.i] {
-		case ' ', '\t', '\n', '\r':
-			d.i++
-		default:
-			return
-		}
-	}
-}
+func (d *fastDecoder) space() { d.i = skipSpace(d.b, d.i) }
 
 // next skips white space and reports whether the next byte is c,
 // consuming it if so.
@@ -374,19 +365,8 @@ func (d *fastDecoder) float() (f float64, ok, inRange bool) {
 	text := d.b[d.i:v.i]
 	d.i = v.i
 	// Integers below 2^53, the common case, convert exactly.
-	if len(text) <= 15 {
-		n := int64(0)
-		digitsOnly := true
-		for _, c := range text {
-			if c < '0' || c > '9' {
-				digitsOnly = false
-				break
-			}
-			n = n*10 + int64(c-'0')
-		}
-		if digitsOnly {
-			return float64(n), true, true
-		}
+	if n, ok := plainInt(text, 15); ok {
+		return float64(n), true, true
 	}
 	f, err := strconv.ParseFloat(string(text), 64)
 	return f, true, err == nil

@@ -33,15 +33,35 @@ type validator struct {
 	i int
 }
 
-func (v *validator) space() {
-	for v.i < len(v.b) {
-		switch v.b[v.i] {
+func (v *validator) space() { v.i = skipSpace(v.b, v.i) }
+
+// skipSpace returns the index of the first byte at or after i in b that is
+// not JSON white space.
+func skipSpace(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
 		case ' ', '\t', '\n', '\r':
-			v.i++
+			i++
 		default:
-			return
+			return i
 		}
 	}
+	return i
+}
+
+// plainInt reads digits, at most maxLen of them and at least one, as a
+// non-negative integer; ok is false for anything else.
+func plainInt(digits []byte, maxLen int) (n int64, ok bool) {
+	if len(digits) == 0 || len(digits) > maxLen {
+		return 0, false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n, true
 }
 
 func (v *validator) value(depth int) bool {
