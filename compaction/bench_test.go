@@ -31,9 +31,13 @@ func benchPath(b *testing.B, n int, compactions bool) *builder {
 	return bl.parse("uEnd:200 aEnd:400")
 }
 
+// BenchmarkPrepare prepares a compaction of a path: "cold" decodes every
+// message it needs (nothing else holds them: the garbage collector runs
+// between iterations, outside the timing); "after-context" is what a
+// running agent pays, its context built and held, so the messages decoded
+// for it are shared. Without compactions the whole path is the span; with
+// them only the tail after the last one.
 func BenchmarkPrepare(b *testing.B) {
-	// Without compactions the whole path is the span: every entry is
-	// decoded and estimated. With them only the tail after the last one is.
 	for _, tc := range []struct {
 		n           int
 		compactions bool
@@ -43,12 +47,27 @@ func BenchmarkPrepare(b *testing.B) {
 		if tc.compactions {
 			name += "-compacted"
 		}
-		b.Run(name, func(b *testing.B) {
+		b.Run(name+"/cold", func(b *testing.B) {
+			for b.Loop() {
+				b.StopTimer()
+				runtime.GC()
+				b.StartTimer()
+				if _, err := Prepare(path, DefaultSettings()); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(name+"/after-context", func(b *testing.B) {
+			ctx, err := session.BuildContext(path)
+			if err != nil {
+				b.Fatal(err)
+			}
 			for b.Loop() {
 				if _, err := Prepare(path, DefaultSettings()); err != nil {
 					b.Fatal(err)
 				}
 			}
+			runtime.KeepAlive(ctx)
 		})
 	}
 }
@@ -73,11 +92,15 @@ func BenchmarkProjection(b *testing.B) {
 	}
 }
 
-// BenchmarkBuildContextFloor decodes the same path with session.BuildContext:
-// the floor for Prepare, which must decode every message it summarizes.
+// BenchmarkBuildContextFloor decodes the same path with session.BuildContext
+// (cold, as BenchmarkPrepare): the floor for Prepare, which must decode
+// every message it summarizes.
 func BenchmarkBuildContextFloor(b *testing.B) {
 	path := benchPath(b, 100000, false).path
 	for b.Loop() {
+		b.StopTimer()
+		runtime.GC()
+		b.StartTimer()
 		if _, err := session.BuildContext(path); err != nil {
 			b.Fatal(err)
 		}
