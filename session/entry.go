@@ -346,10 +346,7 @@ func (e *Entry) decodeMessage() (Message, error) {
 		// The message is normally the last member. If it is not, the
 		// candidate is not one JSON value and decoding fails; then the
 		// line is read member by member below.
-		if m, ok := decodeFast(raw, true); ok {
-			return m, nil
-		}
-		if m, err := decodeMessage(raw); err == nil {
+		if m, err := DecodeMessage(raw); err == nil {
 			return m, nil
 		}
 	}

@@ -25,10 +25,7 @@ func DecodeLine(line []byte) (*Entry, error) {
 
 // DecodeFast and DecodeSlow are the two message decoders DecodeMessage
 // chooses between.
-func DecodeFast(raw []byte) (Message, bool) { return decodeFast(raw, false) }
-
-// DecodeFastValid is DecodeFast for input known to be valid JSON.
-func DecodeFastValid(raw []byte) (Message, bool) { return decodeFast(raw, true) }
+func DecodeFast(raw []byte) (Message, bool) { return decodeFast(raw) }
 
 var DecodeSlow = decodeMessage
 

@@ -2,8 +2,6 @@ package session
 
 import (
 	"bytes"
-	"encoding/binary"
-	"math/bits"
 	"strconv"
 	"sync"
 	"unicode/utf16"
@@ -32,15 +30,12 @@ import (
 // and on pi's own files.
 
 // decodeFast decodes a stored user, assistant or tool-result message.
-// valid says that raw is known to be part of valid JSON (a line the loader
-// validated), so values the message only keeps as raw bytes (a tool
-// result's details) need not be validated again.
-func decodeFast(raw []byte, valid bool) (Message, bool) {
+func decodeFast(raw []byte) (Message, bool) {
 	role, ok := fastRole(raw)
 	if !ok {
 		return nil, false
 	}
-	d := fastDecoder{b: raw, i: len(`{"role":"`) + len(role) + 1, valid: valid}
+	d := fastDecoder{b: raw, i: len(`{"role":"`) + len(role) + 1}
 	if bp, _ := scratch.Get().(*[]byte); bp != nil {
 		d.buf = (*bp)[:0]
 	}
@@ -142,10 +137,9 @@ const maxScratch = 1 << 20
 // fastDecoder reads JSON from b at i. Every method reports false when the
 // input is not in the shape it handles, leaving i anywhere.
 type fastDecoder struct {
-	b     []byte
-	i     int
-	buf   []byte // scratch for strings with escapes
-	valid bool   // b is known to be valid JSON (see decodeFast)
+	b   []byte
+	i   int
+	buf []byte // scratch for strings with escapes
 }
 
 func (d *fastDecoder) space() { d.i = skipSpace(d.b, d.i) }
@@ -223,62 +217,8 @@ func (d *fastDecoder) name() ([]byte, bool) {
 
 // skip consumes any valid JSON value.
 func (d *fastDecoder) skip() bool {
-	if d.valid {
-		return d.skipValid()
-	}
 	v := validator{b: d.b, i: d.i}
 	if !v.value(0) {
-		return false
-	}
-	d.i = v.i
-	return true
-}
-
-// skipValid consumes a value of input known to be valid JSON: it only
-// needs to find where the value ends.
-func (d *fastDecoder) skipValid() bool {
-	b := d.b
-	if d.i >= len(b) {
-		return false
-	}
-	switch b[d.i] {
-	case '"':
-		return d.skipString()
-	case '{', '[':
-		depth := 0
-		for d.i < len(b) {
-			switch b[d.i] {
-			case '"':
-				if !d.skipString() {
-					return false
-				}
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				if depth--; depth == 0 {
-					d.i++
-					return true
-				}
-			}
-			d.i++
-		}
-		return false
-	}
-	for d.i < len(b) {
-		switch b[d.i] {
-		case ',', '}', ']', ' ', '\t', '\n', '\r':
-			return true
-		}
-		d.i++
-	}
-	return true
-}
-
-// skipString consumes a string.
-func (d *fastDecoder) skipString() bool {
-	v := validator{b: d.b, i: d.i}
-	if !v.str() {
 		return false
 	}
 	d.i = v.i
@@ -646,19 +586,7 @@ func (d *fastDecoder) string(dst *string) bool {
 	d.buf = d.buf[:0]
 	escaped := false
 	for {
-		// Skip eight bytes at a time while none is a quote, a backslash, a
-		// control character or outside ASCII (see validator.str).
-		for i+8 <= len(b) {
-			x := binary.LittleEndian.Uint64(b[i:])
-			q := x ^ (ones * '"')
-			bs := x ^ (ones * '\\')
-			special := ((q - ones) &^ q) | ((bs - ones) &^ bs) | ((x - ones*0x20) &^ x) | x
-			if special &= highs; special != 0 {
-				i += bits.TrailingZeros64(special) / 8
-				break
-			}
-			i += 8
-		}
+		i = plainRun(b, i, true)
 		if i >= len(b) {
 			return false
 		}

@@ -257,7 +257,7 @@ func (m *CompactionSummaryMessage) UnmarshalJSONFrom(dec *jsontext.Decoder) erro
 // hookMessage is read as custom. An unknown role gives an [*UnknownMessage],
 // not an error, so a newer writer's messages do not make a file unreadable.
 func DecodeMessage(raw []byte) (Message, error) {
-	if m, ok := decodeFast(raw, false); ok {
+	if m, ok := decodeFast(raw); ok {
 		return m, nil
 	}
 	return decodeMessage(raw)
