@@ -457,6 +457,9 @@ var comparePrepare = cmp.Options{
 // equal to Prime's in every field.
 func explainDifference(f *oracleFile, path []*session.Entry, prime, pi piPrepare) (category, diff string) {
 	if cmp.Equal(pi, prime, comparePrepare) {
+		if !pi.Compactable {
+			return "same (nothing to compact)", ""
+		}
 		return "same", ""
 	}
 	var applied []string
