@@ -44,7 +44,8 @@
 // the latest compaction, the entries it kept (from its firstKeptEntryId on),
 // then every entry after it (pi 1.6). Compactions older than the latest that
 // fall inside its kept range are left out, as [session.BuildContext] leaves
-// them out. Entries the model does not see (model and thinking changes,
+// them out (and as pi 1.6 does, though pi-reference describes a version that
+// shows them). Entries the model does not see (model and thinking changes,
 // labels, session info, extension state, empty branch summaries) stay in
 // the projection as invisible entries.
 //
@@ -250,4 +251,14 @@
 // Deliberately not changed, for compatibility with pi's numbers: paths are
 // not normalised (#21), excluded bash executions count in estimates (#24),
 // and branch collection does not stop at a compaction (#5).
+//
+// # Checked against pi
+//
+// TestPiOracle (opt-in: PRIME_PIORACLE names tools/pioracle/pioracle)
+// prepares thousands of cases, on sessions of every kind session/sessiongen
+// makes and on pi's own files, and compares every decision and number with
+// pi 1.6's prepareCompaction and context estimate. The only differences are
+// the fixes above that touch a preparation, #6 and #20, each checked by
+// applying the fix to pi's answer; TestPiFilesRecorded keeps pi's answers on
+// its own files without node.
 package compaction
