@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -92,6 +93,21 @@ func (b *builder) addUnder(id, parent string, p session.Payload) *session.Entry 
 	}
 	b.path = path
 	return e
+}
+
+// appended returns path with an entry holding p appended as a child of its
+// leaf, encoded and read back as a session stores it. path is not changed.
+func appended(t testing.TB, path []*session.Entry, id string, p session.Payload) []*session.Entry {
+	t.Helper()
+	line, err := session.EncodeEntry(id, path[len(path)-1].ID, "2030-01-01T00:00:00.000Z", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := session.NewEntry(line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(slices.Clip(path), e)
 }
 
 func (b *builder) ms() int64 { return b.clock.Add(time.Second).UnixMilli() }

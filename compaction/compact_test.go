@@ -149,6 +149,8 @@ func TestCompactOfflineRepeated(t *testing.T) {
 	}
 }
 
+// TestDeterministicBounded: however long the span and however small the
+// output limit, the summary by code fits the limit and keeps the format.
 func TestDeterministicBounded(t *testing.T) {
 	var span []session.Message
 	for i := range 2000 {
@@ -156,17 +158,25 @@ func TestDeterministicBounded(t *testing.T) {
 		span = append(span, userMsg(llm.Text{Text: strings.Repeat("You must do this carefully. ", 40)}),
 			assistantMsg(call(id, "bash", `{"command":"run `+strings.Repeat("y", i%50)+`"}`)), resultMsg(id, "bash", "failed badly", i%3 == 0))
 	}
-	const limit = 2000
-	got := deterministicSummary(span, strings.Repeat("## Goal\n- old goal\n", 500), "", "test", limit)
-	if n := llm.UTF16Len(got); n > limit*4 {
-		t.Errorf("summary is %d units, over %d", n, limit*4)
-	}
-	checkFormat(t, got)
-	if !strings.Contains(got, "more items left out") {
-		t.Error("no omission note")
-	}
-	if !strings.Contains(got, "- old goal") {
-		t.Error("the oldest goal was dropped")
+	pasted := pastedRounds(30) // multi-line requests of 4,000 characters
+	for _, tc := range []struct {
+		name  string
+		span  []session.Message
+		limit int
+	}{{"many rounds", span, 2000}, {"pasted logs", pasted, 2000}, {"pasted logs, limit 1000", pasted, 1000}, {"pasted logs, limit 300", pasted, 300}} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := deterministicSummary(tc.span, strings.Repeat("## Goal\n- old goal\n", 500), "", "test", tc.limit)
+			if n := llm.UTF16Len(got); n > tc.limit*4 {
+				t.Errorf("summary is %d units, over %d", n, tc.limit*4)
+			}
+			checkFormat(t, got)
+			if !strings.Contains(got, "more items left out") {
+				t.Error("no omission note")
+			}
+			if !strings.Contains(got, "- old goal") {
+				t.Error("the oldest goal was dropped")
+			}
+		})
 	}
 }
 

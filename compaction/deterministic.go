@@ -61,13 +61,16 @@ func deterministicSummary(span []session.Message, previous, instructions, reason
 	if len(s.reasoning) == 0 {
 		s.reasoning = []string{"- (not recorded: no model judged the conversation)"}
 	}
+	// Shrink until it fits: fewer items per list (the first and the newest
+	// stay), then shorter items, so the format survives any limit; only a
+	// limit too small for the headings themselves cuts the text.
 	limit := limitTokens * 4
-	text := s.render(-1)
-	for _, keep := range []int{40, 20, 10, 5, 2} {
+	text := s.render(-1, 0)
+	for _, shrink := range []struct{ keep, itemUnits int }{{40, 0}, {20, 0}, {10, 0}, {5, 0}, {2, 0}, {2, 600}, {2, 200}, {1, 80}, {1, 30}} {
 		if llm.UTF16Len(text) <= limit {
 			return text
 		}
-		text = s.render(keep)
+		text = s.render(shrink.keep, shrink.itemUnits)
 	}
 	if llm.UTF16Len(text) > limit {
 		units := max(limit-100, 0)
@@ -196,9 +199,10 @@ func (s *sections) add(o sections) {
 }
 
 // render prints the sections in the spec's format. keep > 0 bounds every
-// list to its newest keep items (the oldest goal is always kept: it is
-// usually the task itself); -1 keeps all.
-func (s *sections) render(keep int) string {
+// list to its first item and its newest keep-1 items (the oldest goal is
+// usually the task itself); -1 keeps all. itemUnits > 0 folds every item
+// onto one line of at most that many UTF-16 units.
+func (s *sections) render(keep, itemUnits int) string {
 	var b strings.Builder
 	list := func(items []string, numbered bool) {
 		if keep > 0 && len(items) > keep {
@@ -211,6 +215,9 @@ func (s *sections) render(keep int) string {
 		}
 		n := 0
 		for _, it := range items {
+			if itemUnits > 0 {
+				it = oneLine(it, itemUnits)
+			}
 			if numbered && !strings.HasPrefix(it, "- (") {
 				n++
 				b.WriteString(strconv.Itoa(n) + ". " + it + "\n")

@@ -44,7 +44,8 @@
 // the latest compaction, the entries it kept (from its firstKeptEntryId on),
 // then every entry after it (pi 1.6). Compactions older than the latest that
 // fall inside its kept range are left out, as [session.BuildContext] leaves
-// them out. Entries the model does not see (model and thinking changes,
+// them out (and as pi 1.6 does, though pi-reference describes a version that
+// shows them). Entries the model does not see (model and thinking changes,
 // labels, session info, extension state, empty branch summaries) stay in
 // the projection as invisible entries.
 //
@@ -184,7 +185,12 @@
 // off at the output limit, an empty answer, or any error left after the
 // provider's own retries — or there is no model, the deterministic
 // summarizer writes the summary from the summary so far and the messages not
-// yet summarized. It never takes over after a cancellation. Its summary has
+// yet summarized. It never takes over after a cancellation, nor when the
+// provider refuses the credentials (401, 403: errors.Is(err, llm.ErrAuth)):
+// a user who asked for a model and has a wrong or missing key needs to know,
+// and a summary written by code, once stored, is not rewritten by the model
+// they meant to use. The compaction then fails and writes nothing; --offline
+// asks for the summary by code explicitly. Its summary has
 // the same sections: the user's requests and the sentences stating rules or
 // preferences, word for word; the tool actions that succeeded (grouped, with
 // counts), failed (with the start of the error) or have no result yet; the
@@ -245,4 +251,14 @@
 // Deliberately not changed, for compatibility with pi's numbers: paths are
 // not normalised (#21), excluded bash executions count in estimates (#24),
 // and branch collection does not stop at a compaction (#5).
+//
+// # Checked against pi
+//
+// TestPiOracle (opt-in: PRIME_PIORACLE names tools/pioracle/pioracle)
+// prepares thousands of cases, on sessions of every kind session/sessiongen
+// makes and on pi's own files, and compares every decision and number with
+// pi 1.6's prepareCompaction and context estimate. The only differences are
+// the fixes above that touch a preparation, #6 and #20, each checked by
+// applying the fix to pi's answer; TestPiFilesRecorded keeps pi's answers on
+// its own files without node.
 package compaction

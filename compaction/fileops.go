@@ -1,6 +1,7 @@
 package compaction
 
 import (
+	"bytes"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -87,9 +88,28 @@ func (t *fileTracker) addCall(name string, args llm.Arguments) {
 	default:
 		return
 	}
-	if p, ok := args.StringArg("path"); ok {
+	if p, ok := pathArg(args); ok {
 		addTo(set, p)
 	}
+}
+
+// pathArg returns the "path" argument of a call (args.StringArg("path")),
+// reading the common case, a first member with a plain ASCII value, without
+// the tokenizer: a compaction reads the file calls of the whole span.
+func pathArg(args llm.Arguments) (string, bool) {
+	const prefix = `{"path":"`
+	if v := args.Value(); len(v) > len(prefix) && string(v[:len(prefix)]) == prefix {
+		rest := v[len(prefix):]
+		for i, c := range rest {
+			switch {
+			case c == '"':
+				return string(rest[:i]), true
+			case c == '\\' || c < 0x20 || c >= utf8.RuneSelf:
+				return args.StringArg("path")
+			}
+		}
+	}
+	return args.StringArg("path")
 }
 
 // addMessage records the file operations of one message: the tool calls of
@@ -112,7 +132,7 @@ func (t *fileTracker) addMessage(m session.Message) {
 // {"name": ..., "arguments": {...}} records of the tools a script tool
 // called (pi 1.6's code mode). Anything else in details is ignored.
 func (t *fileTracker) addNested(details jsontext.Value) {
-	if len(details) == 0 || details.Kind() != '{' || !strings.Contains(string(details), "nestedCalls") {
+	if len(details) == 0 || details.Kind() != '{' || !bytes.Contains(details, []byte("nestedCalls")) {
 		return
 	}
 	var d struct {

@@ -52,7 +52,8 @@ func (p *Preparation) ModifiedFiles() []string { _, m := p.FileOps.Lists(); retu
 type node struct {
 	entry *session.Entry
 	msg   session.Message // nil when the entry is not in the model's context
-	// tokens is the message's estimate (chars/4).
+	// tokens is the message's estimate (chars/4) plus one, or 0 when it has
+	// not been computed yet (see [projection.tokens]).
 	tokens int
 }
 
@@ -97,23 +98,32 @@ type projection struct {
 	compaction *session.CompactionEntry
 }
 
-func newNode(e *session.Entry) (node, error) {
-	m, err := session.ContextMessage(e)
-	if err != nil {
-		return node{}, err
+// tokens returns node i's estimate, computing it on first use: a
+// preparation usually needs only the newest messages' estimates (the
+// keep-recent walk and tokensBefore stop early), and counting the
+// characters of a long history costs as much as reading it.
+func (p *projection) tokens(i int) int {
+	n := &p.nodes[i]
+	if n.tokens == 0 {
+		n.tokens = 1
+		if n.msg != nil {
+			n.tokens += session.EstimateTokens(n.msg)
+		}
 	}
-	n := node{entry: e, msg: m}
-	if m != nil {
-		n.tokens = session.EstimateTokens(m)
-	}
-	return n, nil
+	return n.tokens - 1
 }
 
-// project builds the projection of path. Compactions older than the latest
-// that fall inside its kept range are left out: the model never sees them
-// ([session.BuildContext] skips them), because the latest summary folds them
-// in.
+// project builds the projection of path. The messages are those of
+// [session.BuildContext] (decoded on every core, and not decoded again when
+// the caller built the same context and still holds it); the projection
+// adds the entries the model does not see in between. Compactions older
+// than the latest that fall inside its kept range are left out: the model
+// never sees them, because the latest summary folds them in.
 func project(path []*session.Entry) (*projection, error) {
+	ctx, err := session.BuildContext(path)
+	if err != nil {
+		return nil, err
+	}
 	latest := -1
 	for i := len(path) - 1; i >= 0; i-- {
 		if path[i].Type == session.TypeCompaction {
@@ -122,13 +132,14 @@ func project(path []*session.Entry) (*projection, error) {
 		}
 	}
 	p := &projection{nodes: make([]node, 0, len(path))}
-	add := func(e *session.Entry) error {
-		n, err := newNode(e)
-		if err != nil {
-			return err
+	next := 0 // the next of ctx's messages to place
+	add := func(e *session.Entry) {
+		n := node{entry: e}
+		if next < len(ctx.Entries) && ctx.Entries[next] == e {
+			n.msg = ctx.Messages[next]
+			next++
 		}
 		p.nodes = append(p.nodes, n)
-		return nil
 	}
 	tail := path
 	if latest >= 0 {
@@ -137,17 +148,12 @@ func project(path []*session.Entry) (*projection, error) {
 			return nil, err
 		}
 		p.compaction = payload.(*session.CompactionEntry)
-		if err := add(path[latest]); err != nil {
-			return nil, err
-		}
+		add(path[latest])
 		p.start = 1
 		if kept := session.KeptStart(path, latest); kept >= 0 {
 			for _, e := range path[kept:latest] {
-				if e.Type == session.TypeCompaction {
-					continue
-				}
-				if err := add(e); err != nil {
-					return nil, err
+				if e.Type != session.TypeCompaction {
+					add(e)
 				}
 			}
 		}
@@ -155,9 +161,10 @@ func project(path []*session.Entry) (*projection, error) {
 	}
 	p.after = len(p.nodes)
 	for _, e := range tail {
-		if err := add(e); err != nil {
-			return nil, err
-		}
+		add(e)
+	}
+	if next != len(ctx.Entries) {
+		return nil, fmt.Errorf("the context does not follow the path (%d of %d messages placed)", next, len(ctx.Entries))
 	}
 	return p, nil
 }
@@ -193,7 +200,8 @@ type cut struct {
 //     not on the entry the scan-back moved to: pi decides on the latter and
 //     so calls a complete previous turn a split-turn prefix whenever a
 //     metadata entry precedes a user message (pi-reference §10.1 #6).
-func findCut(nodes []node, start, keepRecent int) cut {
+func findCut(p *projection, start, keepRecent int) cut {
+	nodes := p.nodes
 	end := len(nodes)
 	var points []int
 	for i := start; i < end; i++ {
@@ -207,7 +215,7 @@ func findCut(nodes []node, start, keepRecent int) cut {
 	anchor := points[0]
 	acc := 0
 	for i := end - 1; i >= start; i-- {
-		t := nodes[i].tokens
+		t := p.tokens(i)
 		if t == 0 {
 			continue
 		}
@@ -283,7 +291,7 @@ func Prepare(path []*session.Entry, s Settings) (*Preparation, error) {
 		return nil, fmt.Errorf("compaction: %w", err)
 	}
 	nodes := proj.nodes
-	c := findCut(nodes, proj.start, s.KeepRecentTokens)
+	c := findCut(proj, proj.start, s.KeepRecentTokens)
 	historyEnd := c.first
 	if c.split {
 		historyEnd = c.turnStart
@@ -364,7 +372,7 @@ func nothingToCompact(proj *projection, s Settings) error {
 	}
 	total := 0
 	for i := proj.start; i < len(proj.nodes); i++ {
-		total += proj.nodes[i].tokens
+		total += proj.tokens(i)
 	}
 	if total == 0 {
 		return notCompactable(ErrNothingToCompact, "the conversation has no messages to summarize")
@@ -393,11 +401,11 @@ func tokensBefore(proj *projection) int {
 			}
 			return u.ContextTokens() + total
 		}
-		total += n.tokens
+		total += proj.tokens(i)
 	}
 	total = 0
 	for i := range proj.nodes {
-		total += proj.nodes[i].tokens
+		total += proj.tokens(i)
 	}
 	return total
 }

@@ -279,17 +279,8 @@ func visibleMessages(t *testing.T, path []*session.Entry) []session.Message {
 // keptAfter appends a compaction for p to a copy of the path and returns
 // the ids of the messages it keeps.
 func keptAfter(t *testing.T, b *builder, p *Preparation) []string {
-	path := slices.Clone(b.path)
-	line, err := session.EncodeEntry("Cx", path[len(path)-1].ID, "2026-01-01T00:00:00.000Z",
-		&session.CompactionEntry{Summary: "s", FirstKeptEntryID: p.FirstKeptEntryID})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := session.NewEntry(line)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ids(t, visibleMessages(t, append(path, e)))
+	path := appended(t, b.path, "Cx", &session.CompactionEntry{Summary: "s", FirstKeptEntryID: p.FirstKeptEntryID})
+	return ids(t, visibleMessages(t, path))
 }
 
 // TestTokensBefore pins tokensBefore (C5).

@@ -142,6 +142,23 @@ type cancelledError struct{ err error }
 func (e *cancelledError) Error() string { return "compaction cancelled: " + e.err.Error() }
 func (e *cancelledError) Unwrap() error { return e.err }
 
+// refusedError is how a compaction ends when the provider refuses the
+// credentials (a missing, wrong or expired key: HTTP 401 or 403). The
+// deterministic summarizer does not take over: the user asked for a model
+// and has a configuration to fix, and a summary by code, once stored,
+// cannot be written again by the model. It wraps the provider's error, so
+// errors.Is(err, llm.ErrAuth) holds.
+type refusedError struct {
+	model llm.Model
+	err   error
+}
+
+func (e *refusedError) Error() string {
+	return fmt.Sprintf("the summarizer %s/%s refused the credentials (check its API key, or summarize offline): %v",
+		e.model.Provider, e.model.ID, e.err)
+}
+func (e *refusedError) Unwrap() error { return e.err }
+
 func isCancelled(err error) bool {
 	var c *cancelledError
 	return errors.As(err, &c)
@@ -244,7 +261,8 @@ func (s *summarizer) progress(p Progress) {
 // updating the summary of the ones before (see [summarizer.fit]). A request
 // the provider still finds too large is retried smaller
 // ([summarizer.send]). The error is a *spanFailure when the model cannot do
-// it, or a *cancelledError.
+// it, a *cancelledError, or a *refusedError when the provider refuses the
+// credentials.
 func (s *summarizer) summarizeSpan(ctx context.Context, k kind, msgs []session.Message, previous string, previousDeterministic bool) (string, error) {
 	rs := rounds(msgs)
 	running := previous
@@ -269,6 +287,9 @@ func (s *summarizer) summarizeSpan(ctx context.Context, k kind, msgs []session.M
 		if err != nil {
 			if isCancelled(err) {
 				return "", err
+			}
+			if errors.Is(err, llm.ErrAuth) {
+				return "", &refusedError{model: s.opts.Model, err: err}
 			}
 			return "", &spanFailure{reason: "the summarizer model failed", err: err, running: running, remaining: flatten(rs)}
 		}
@@ -454,7 +475,10 @@ const offlineReason = "no summarizer model was available (offline)"
 // by code either way.
 //
 // Compact never returns a partial result: if ctx is cancelled at any point
-// it returns an error wrapping the context's error and nothing else.
+// it returns an error wrapping the context's error and nothing else. Nor
+// does it fall back when the provider refuses the credentials (401, 403):
+// the error wraps llm.ErrAuth, so the user learns that the key is wrong
+// instead of getting a summary written by code without asking for one.
 func Compact(ctx context.Context, prep *Preparation, opts Options) (*Result, error) {
 	if prep == nil {
 		return nil, errors.New("compaction: no preparation")

@@ -77,19 +77,19 @@ func TestPiCutPoints(t *testing.T) {
 	})
 	t.Run("#9 single assistant, keep 1000", func(t *testing.T) {
 		proj, _ := project(newBuilder(t).parse("a0:100").path)
-		if c := findCut(proj.nodes, 0, 1000); c.first != 0 {
+		if c := findCut(proj, 0, 1000); c.first != 0 {
 			t.Errorf("first kept = %d", c.first)
 		}
 	})
 	t.Run("#10 everything fits, keep 50000", func(t *testing.T) {
 		proj, _ := project(newBuilder(t).parse("u0 a1 u2 a3").path)
-		if c := findCut(proj.nodes, 0, 50000); c.first != 0 || c.split {
+		if c := findCut(proj, 0, 50000); c.first != 0 || c.split {
 			t.Errorf("cut = %+v", c)
 		}
 	})
 	t.Run("#11 split in a long turn", func(t *testing.T) {
 		proj, _ := project(newBuilder(t).parse("u0 a1 u2 a3:4000 a4:4000 a5:4000").path)
-		c := findCut(proj.nodes, 0, 3000)
+		c := findCut(proj, 0, 3000)
 		if !c.split || c.turnStart != 2 || c.first != 3 {
 			t.Errorf("cut = %+v", c)
 		}
@@ -204,15 +204,8 @@ func TestPiFixtures(t *testing.T) {
 			if err != nil || len(res.Summary) < 100 {
 				t.Fatalf("#20: %v, %d chars", err, len(res.Summary))
 			}
-			line, err := session.EncodeEntry("cNew", path[len(path)-1].ID, "2026-01-01T00:00:00.000Z", res.Entry())
-			if err != nil {
-				t.Fatal(err)
-			}
-			e, err := session.NewEntry(line)
-			if err != nil {
-				t.Fatal(err)
-			}
-			after, err := session.BuildContext(append(path, e))
+			compacted := appended(t, path, "cNew", res.Entry())
+			after, err := session.BuildContext(compacted)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -231,7 +224,7 @@ func TestPiFixtures(t *testing.T) {
 			t.Logf("%d entries: first kept %s, %d+%d messages summarized, split %v, %d tokens before, %d after",
 				len(path), p.FirstKeptEntryID, len(p.MessagesToSummarize), len(p.TurnPrefixMessages), p.IsSplitTurn, p.TokensBefore, est)
 			// Compacting again right away: already compacted.
-			if _, err := Prepare(append(path, e), DefaultSettings()); !errors.Is(err, ErrAlreadyCompacted) {
+			if _, err := Prepare(compacted, DefaultSettings()); !errors.Is(err, ErrAlreadyCompacted) {
 				t.Errorf("second compaction: %v", err)
 			}
 		})

@@ -5,12 +5,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/prime-agent/prime/internal/procmem"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/session"
 	"github.com/prime-agent/prime/session/sessiongen"
@@ -56,37 +56,6 @@ func removeBenchFiles() {
 
 func sizeName(n int) string { return strconv.Itoa(n/1000) + "k" }
 
-// peak measures how much the process's resident memory grows while f runs,
-// in MB, on Linux: it collects garbage, returns free memory to the system,
-// resets the high-water mark (/proc/self/clear_refs) and reads VmHWM after
-// f, less VmRSS before. It reports 0 elsewhere.
-func peak(f func()) (growthMB float64) {
-	runtime.GC()
-	debug.FreeOSMemory()
-	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
-		f()
-		return 0
-	}
-	before := procStatus("VmRSS:")
-	f()
-	return procStatus("VmHWM:") - before
-}
-
-// procStatus reads a kB field of /proc/self/status, in MB.
-func procStatus(field string) float64 {
-	data, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for line := range strings.SplitSeq(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, field); ok {
-			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
-			return kb / 1024
-		}
-	}
-	return 0
-}
-
 // liveMB returns the heap in use after a collection, in MB.
 func liveMB() float64 {
 	runtime.GC()
@@ -109,7 +78,7 @@ func BenchmarkOpen(b *testing.B) {
 			// loop the previous session is still alive.
 			base := liveMB()
 			var s *session.Session
-			rss := peak(func() {
+			rss := procmem.PeakGrowthMB(func() {
 				var err error
 				if s, err = session.Load(path); err != nil {
 					b.Fatal(err)
@@ -163,7 +132,7 @@ func BenchmarkBuildContext(b *testing.B) {
 			path := s.LeafPath()
 			b.ReportAllocs()
 			var c session.Context
-			rss := peak(func() {
+			rss := procmem.PeakGrowthMB(func() {
 				var err error
 				if c, err = session.BuildContext(path); err != nil {
 					b.Fatal(err)
@@ -218,7 +187,7 @@ func BenchmarkOpenToContext(b *testing.B) {
 				}
 				session.EstimateContextTokens(c.Messages)
 			}
-			rss := peak(once)
+			rss := procmem.PeakGrowthMB(once)
 			for b.Loop() {
 				once()
 			}

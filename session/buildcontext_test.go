@@ -1,7 +1,9 @@
 package session_test
 
 import (
+	"runtime"
 	"testing"
+	"weak"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -164,5 +166,47 @@ func TestCustomMessageContextFields(t *testing.T) {
 	m, ok := ctx.Messages[0].(*session.CustomMessage)
 	if !ok || m.CustomType != "reminder" || m.Display || llm.TextOf(m.Content) != "note" || m.Timestamp != testStart.Add(1e9).UnixMilli() {
 		t.Errorf("custom message = %+v", ctx.Messages[0])
+	}
+}
+
+// TestDecodedMessagesShared: while a decoded message is in use, decoding
+// the same entry again (another context, a compaction's preparation)
+// returns it instead of decoding again; once nothing uses it, the entry
+// does not keep it alive.
+func TestDecodedMessagesShared(t *testing.T) {
+	s := parse(t, chain(user("q1"), assistant("a1"), &session.CustomMessageEntry{CustomType: "n", Content: []llm.Content{llm.Text{Text: "c"}}},
+		&session.BranchSummaryEntry{FromID: "x", Summary: "b"})...)
+	first, err := s.Context("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := s.Context("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(first.Messages) != 4 {
+		t.Fatalf("%d messages", len(first.Messages))
+	}
+	for i := range first.Messages {
+		if first.Messages[i] != second.Messages[i] {
+			t.Errorf("message %d decoded twice while in use", i)
+		}
+	}
+	m, err := s.Entries()[0].Message()
+	if err != nil || m != first.Messages[0] {
+		t.Errorf("Entry.Message = %p, %v; want the context's %p", m, err, first.Messages[0])
+	}
+
+	// Nothing holds the messages any more: they can be collected.
+	refs := make([]weak.Pointer[llm.UserMessage], 1)
+	refs[0] = weak.Make(first.Messages[0].(*llm.UserMessage))
+	first, second, m = session.Context{}, session.Context{}, nil
+	runtime.GC()
+	if refs[0].Value() != nil {
+		t.Error("a decoded message stays alive after its last use")
+	}
+	again, err := s.Context("")
+	if err != nil || texts(again.Messages)[0] != "user:q1" {
+		t.Fatalf("decoding again: %v %v", texts(again.Messages), err)
 	}
 }

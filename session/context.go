@@ -43,7 +43,10 @@ type ModelRef struct {
 //     range add nothing: the latest summary already folds them in.
 //
 // It fails only when a message entry on the path cannot be decoded; the
-// error names the entry's line.
+// error names the entry's line. Messages are decoded on every core when
+// there are many, and shared with any other caller that decoded the same
+// entries while they are in use (see [Entry.Message]): they must not be
+// modified.
 func BuildContext(path []*Entry) (Context, error) {
 	ctx := Context{ThinkingLevel: llm.ThinkingOff}
 	var err error
@@ -217,7 +220,9 @@ func KeptStart(path []*Entry, compaction int) int {
 //   - compaction: a [CompactionSummaryMessage];
 //   - anything else: nil.
 //
-// Summary and custom messages take the entry's timestamp.
+// Summary and custom messages take the entry's timestamp. As with
+// [Entry.Message], the message is shared while in use and must not be
+// modified.
 func ContextMessage(e *Entry) (Message, error) {
 	switch e.Type {
 	case TypeMessage:
@@ -226,21 +231,28 @@ func ContextMessage(e *Entry) (Message, error) {
 	default:
 		return nil, nil
 	}
+	if m := e.remembered(); m != nil {
+		return m, nil
+	}
 	p, err := e.Payload()
 	if err != nil {
 		return nil, err
 	}
 	ts := jsonwire.ISOMillis(e.Timestamp)
+	var m Message
 	switch p := p.(type) {
 	case *CustomMessageEntry:
-		return &CustomMessage{CustomType: p.CustomType, Content: p.Content, Display: p.Display, Details: p.Details, Timestamp: ts}, nil
+		m = &CustomMessage{CustomType: p.CustomType, Content: p.Content, Display: p.Display, Details: p.Details, Timestamp: ts}
 	case *BranchSummaryEntry:
 		if p.Summary == "" {
 			return nil, nil
 		}
-		return &BranchSummaryMessage{Summary: p.Summary, FromID: p.FromID, Timestamp: ts}, nil
+		m = &BranchSummaryMessage{Summary: p.Summary, FromID: p.FromID, Timestamp: ts}
 	case *CompactionEntry:
-		return &CompactionSummaryMessage{Summary: p.Summary, TokensBefore: p.TokensBefore, Timestamp: ts}, nil
+		m = &CompactionSummaryMessage{Summary: p.Summary, TokensBefore: p.TokensBefore, Timestamp: ts}
+	default:
+		return nil, nil
 	}
-	return nil, nil
+	e.remember(m)
+	return m, nil
 }

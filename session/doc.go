@@ -112,6 +112,17 @@
 // are still being read. Paths are walked through parent indices, in time
 // proportional to their length.
 //
+// Messages are decoded in one pass over their bytes for the three provider
+// roles in the shapes pi and Prime write (anything else, down to a lone
+// surrogate, goes to the general decoder, which decides; FuzzFastDecode
+// checks the two agree), on every core when a context has many. An entry
+// remembers the message decoded from it while something still uses it, so
+// building a context and then preparing a compaction of it decode each
+// message once; decoded messages are therefore shared and must not be
+// modified. The entry holds only a weak reference: a message nothing uses
+// any more is collected, and a long session does not keep its compacted
+// history decoded.
+//
 // Problems that do not stop loading are [Warning] values with line numbers:
 //
 //   - a line that is not JSON, or not an object with a string "type", is

@@ -3,7 +3,9 @@ package session
 import (
 	"bytes"
 	"fmt"
+	"sync/atomic"
 	"time"
+	"weak"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -32,7 +34,11 @@ const (
 // [Entry.Payload] or [Entry.Message], so opening a large session costs little
 // more than reading it, and writing an entry back reproduces its bytes.
 //
-// An Entry is immutable once created and safe for concurrent use.
+// An Entry is immutable once created and safe for concurrent use. The
+// message decoded from it is remembered while something still uses it:
+// building a context and then preparing a compaction of the same path
+// decodes each message once. Such messages are shared between callers and
+// must not be modified.
 type Entry struct {
 	Type string
 	ID   string
@@ -48,6 +54,9 @@ type Entry struct {
 	// head is the offset in raw just after the timestamp when the line
 	// starts with the four common members in pi's order, else 0.
 	head int32
+	// decoded refers weakly to the message last decoded from the entry
+	// (see [Entry.Message]).
+	decoded atomic.Pointer[messageRef]
 }
 
 // NewEntry makes an entry from one JSON line (without its newline),
@@ -315,11 +324,24 @@ func (e *Entry) MessageRole() (string, error) {
 	return role, nil
 }
 
-// Message decodes the message of a "message" entry.
+// Message decodes the message of a "message" entry. While the message is
+// in use, later calls return the same one: it must not be modified.
 func (e *Entry) Message() (Message, error) {
 	if e.Type != TypeMessage {
 		return nil, e.errorf("entry is a %s, not a message", e.Type)
 	}
+	if m := e.remembered(); m != nil {
+		return m, nil
+	}
+	m, err := e.decodeMessage()
+	if err != nil {
+		return nil, err
+	}
+	e.remember(m)
+	return m, nil
+}
+
+func (e *Entry) decodeMessage() (Message, error) {
 	if raw, ok := e.lastMember(`,"message":`); ok {
 		// The message is normally the last member. If it is not, the
 		// candidate is not one JSON value and decoding fails; then the
@@ -337,6 +359,61 @@ func (e *Entry) Message() (Message, error) {
 		return nil, e.errorf("%w", err)
 	}
 	return m, nil
+}
+
+// messageRef is a weak reference to a message decoded from an entry: it
+// finds the message while something else keeps it alive, and lets it be
+// collected otherwise, so an entry never holds on to a decoded copy of
+// itself (a long session would otherwise keep its whole compacted history
+// decoded in memory).
+type messageRef struct {
+	get func() Message
+}
+
+// weakMessage makes a messageRef to m.
+func weakMessage[T any, PT interface {
+	*T
+	Message
+}](m PT) *messageRef {
+	w := weak.Make((*T)(m))
+	return &messageRef{get: func() Message {
+		if p := w.Value(); p != nil {
+			return PT(p)
+		}
+		return nil
+	}}
+}
+
+// remember records m as the message decoded from e.
+func (e *Entry) remember(m Message) {
+	var r *messageRef
+	switch m := m.(type) {
+	case *llm.UserMessage:
+		r = weakMessage(m)
+	case *llm.AssistantMessage:
+		r = weakMessage(m)
+	case *llm.ToolResultMessage:
+		r = weakMessage(m)
+	case *BashExecution:
+		r = weakMessage(m)
+	case *CustomMessage:
+		r = weakMessage(m)
+	case *BranchSummaryMessage:
+		r = weakMessage(m)
+	case *CompactionSummaryMessage:
+		r = weakMessage(m)
+	default:
+		return
+	}
+	e.decoded.Store(r)
+}
+
+// remembered returns the message decoded from e if it is still in use.
+func (e *Entry) remembered() Message {
+	if r := e.decoded.Load(); r != nil {
+		return r.get()
+	}
+	return nil
 }
 
 // lastMember returns the bytes between the member named by prefix (given as

@@ -22,3 +22,11 @@ func DecodeLine(line []byte) (*Entry, error) {
 	e := new(Entry)
 	return e, decodeLineInto(e, line)
 }
+
+// DecodeFast and DecodeSlow are the two message decoders DecodeMessage
+// chooses between.
+func DecodeFast(raw []byte) (Message, bool) { return decodeFast(raw) }
+
+var DecodeSlow = decodeMessage
+
+var UTF16Len = utf16Len

@@ -208,17 +208,7 @@ func firstText(content []llm.Content) string {
 // there first; otherwise the message's members are read.
 func messageMillis(raw []byte) (int64, bool) {
 	if i := bytes.LastIndex(raw, []byte(`,"timestamp":`)); i >= 0 && raw[len(raw)-1] == '}' {
-		digits := raw[i+len(`,"timestamp":`) : len(raw)-1]
-		var n int64
-		ok := len(digits) > 0 && len(digits) < 19
-		for _, c := range digits {
-			if c < '0' || c > '9' {
-				ok = false
-				break
-			}
-			n = n*10 + int64(c-'0')
-		}
-		if ok {
+		if n, ok := plainInt(raw[i+len(`,"timestamp":`):len(raw)-1], 18); ok {
 			return n, true
 		}
 	}

@@ -257,6 +257,14 @@ func (m *CompactionSummaryMessage) UnmarshalJSONFrom(dec *jsontext.Decoder) erro
 // hookMessage is read as custom. An unknown role gives an [*UnknownMessage],
 // not an error, so a newer writer's messages do not make a file unreadable.
 func DecodeMessage(raw []byte) (Message, error) {
+	if m, ok := decodeFast(raw); ok {
+		return m, nil
+	}
+	return decodeMessage(raw)
+}
+
+// decodeMessage is DecodeMessage with the general decoder only.
+func decodeMessage(raw []byte) (Message, error) {
 	role, ok := fastRole(raw)
 	if !ok {
 		var err error

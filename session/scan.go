@@ -190,8 +190,13 @@ func decodeLineInto(e *Entry, line []byte) error {
 	if err != nil {
 		return err
 	}
-	*e = *h.slow
-	e.Type = internType([]byte(e.Type))
+	*e = Entry{
+		Type:      internType([]byte(h.slow.Type)),
+		ID:        h.slow.ID,
+		ParentID:  h.slow.ParentID,
+		Timestamp: h.slow.Timestamp,
+		raw:       line,
+	}
 	return nil
 }
 

@@ -1,6 +1,10 @@
 package session
 
-import "github.com/prime-agent/prime/llm"
+import (
+	"unicode/utf8"
+
+	"github.com/prime-agent/prime/llm"
+)
 
 // ImageChars is the size in characters an image is counted as in token
 // estimates (1,200 tokens).
@@ -33,20 +37,20 @@ func EstimateChars(m Message) int {
 		for _, c := range m.Content {
 			switch c := c.(type) {
 			case llm.Text:
-				n += llm.UTF16Len(c.Text)
+				n += utf16Len(c.Text)
 			case llm.Thinking:
-				n += llm.UTF16Len(c.Thinking)
+				n += utf16Len(c.Thinking)
 			case llm.ToolCall:
-				n += llm.UTF16Len(c.Name) + c.Arguments.Len()
+				n += utf16Len(c.Name) + c.Arguments.Len()
 			}
 		}
 		return n
 	case *BashExecution:
-		return llm.UTF16Len(m.Command) + llm.UTF16Len(m.Output)
+		return utf16Len(m.Command) + utf16Len(m.Output)
 	case *BranchSummaryMessage:
-		return llm.UTF16Len(m.Summary)
+		return utf16Len(m.Summary)
 	case *CompactionSummaryMessage:
-		return llm.UTF16Len(m.Summary)
+		return utf16Len(m.Summary)
 	}
 	return 0
 }
@@ -56,7 +60,7 @@ func contentChars(content []llm.Content) int {
 	for _, c := range content {
 		switch c := c.(type) {
 		case llm.Text:
-			n += llm.UTF16Len(c.Text)
+			n += utf16Len(c.Text)
 		case llm.Image:
 			n += ImageChars
 		}
@@ -111,4 +115,36 @@ func EstimateContextTokens(messages []Message) ContextEstimate {
 	}
 	est.Tokens = est.TrailingTokens
 	return est
+}
+
+// utf16Len is [llm.UTF16Len] (JavaScript's length) with a fast path for
+// ASCII, which is most of a session's text: eight bytes at a time while
+// none of them is outside ASCII. Estimating a long context is otherwise a
+// noticeable part of preparing a compaction.
+func utf16Len(s string) int {
+	n := 0
+	i := 0
+	for i < len(s) {
+		if i+8 <= len(s) {
+			x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+				uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+			if x&highs == 0 {
+				i += 8
+				n += 8
+				continue
+			}
+		}
+		if s[i] < utf8.RuneSelf {
+			i++
+			n++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		n++
+		if r > 0xFFFF {
+			n++
+		}
+	}
+	return n
 }

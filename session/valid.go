@@ -33,15 +33,35 @@ type validator struct {
 	i int
 }
 
-func (v *validator) space() {
-	for v.i < len(v.b) {
-		switch v.b[v.i] {
+func (v *validator) space() { v.i = skipSpace(v.b, v.i) }
+
+// skipSpace returns the index of the first byte at or after i in b that is
+// not JSON white space.
+func skipSpace(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
 		case ' ', '\t', '\n', '\r':
-			v.i++
+			i++
 		default:
-			return
+			return i
 		}
 	}
+	return i
+}
+
+// plainInt reads digits, at most maxLen of them and at least one, as a
+// non-negative integer; ok is false for anything else.
+func plainInt(digits []byte, maxLen int) (n int64, ok bool) {
+	if len(digits) == 0 || len(digits) > maxLen {
+		return 0, false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n, true
 }
 
 func (v *validator) value(depth int) bool {
@@ -155,21 +175,7 @@ const (
 func (v *validator) str() bool {
 	b, i := v.b, v.i+1
 	for {
-		// Skip eight bytes at a time while none of them is a quote, a
-		// backslash or a control character. Each of the three tests can
-		// flag a byte above a real match (a borrow), never below one, so
-		// the lowest flagged byte is always a real match.
-		for i+8 <= len(b) {
-			x := binary.LittleEndian.Uint64(b[i:])
-			q := x ^ (ones * '"')
-			bs := x ^ (ones * '\\')
-			special := ((q - ones) &^ q) | ((bs - ones) &^ bs) | ((x - ones*0x20) &^ x)
-			if special &= highs; special != 0 {
-				i += bits.TrailingZeros64(special) / 8
-				break
-			}
-			i += 8
-		}
+		i = plainRun(b, i, false)
 		if i >= len(b) {
 			return false
 		}
@@ -198,6 +204,30 @@ func (v *validator) str() bool {
 			i++
 		}
 	}
+}
+
+// plainRun skips, eight bytes at a time, the bytes of a JSON string's body
+// at and after i that need no attention: it returns the index of the first
+// quote, backslash or control character (or, with stopNonASCII, byte
+// outside ASCII), or the index from which fewer than eight bytes remain,
+// which the caller reads one at a time. Each test can flag a byte above a
+// real match (a borrow), never below one, so the lowest flagged byte is
+// always a real match.
+func plainRun(b []byte, i int, stopNonASCII bool) int {
+	for i+8 <= len(b) {
+		x := binary.LittleEndian.Uint64(b[i:])
+		q := x ^ (ones * '"')
+		bs := x ^ (ones * '\\')
+		special := ((q - ones) &^ q) | ((bs - ones) &^ bs) | ((x - ones*0x20) &^ x)
+		if stopNonASCII {
+			special |= x
+		}
+		if special &= highs; special != 0 {
+			return i + bits.TrailingZeros64(special)/8
+		}
+		i += 8
+	}
+	return i
 }
 
 func isHex(c byte) bool {

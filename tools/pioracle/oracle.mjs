@@ -76,6 +76,7 @@ const SUBCOMMANDS = {
 	tree: [],
 	defaults: [],
 	bench: ["runs", "keep-recent-tokens", "reserve-tokens"],
+	batch: [],
 	// Internal: one release's measurements, run in a child process by `bench`.
 	"bench-run": ["runs", "keep-recent-tokens", "reserve-tokens"],
 };
@@ -114,7 +115,7 @@ function parseArgs(argv) {
 	if (flags.pi !== undefined && !(flags.pi in RELEASES)) {
 		throw usageError(`--pi must be one of ${Object.keys(RELEASES).join(", ")}, not ${JSON.stringify(flags.pi)}`);
 	}
-	const needsFile = command !== "defaults";
+	const needsFile = command !== "defaults" && command !== "batch";
 	if (needsFile && rest.length !== 1) throw usageError(`${command}: expected exactly one session FILE`);
 	if (!needsFile && rest.length !== 0) throw usageError(`${command}: takes no FILE`);
 	return { command, file: rest[0], flags };
@@ -313,7 +314,13 @@ class Session {
 		this.originalVersion = originalVersion;
 		this.entries = sm.getEntries();
 		this.indexOf = new Map();
-		this.entries.forEach((e, i) => this.indexOf.set(e.id, i));
+		// The entry each stored message object came from, to name the
+		// entries behind a preparation's messages.
+		this.messageIndex = new Map();
+		this.entries.forEach((e, i) => {
+			this.indexOf.set(e.id, i);
+			if (e.type === "message" && e.message) this.messageIndex.set(e.message, i);
+		});
 	}
 
 	// Opens copy, the working copy of file, the way pi opens a session file.
@@ -375,12 +382,17 @@ function countRoles(messages) {
 	return roles;
 }
 
-function describeMessages(pi, messages) {
+// describeMessages lists messages with their estimates; with s, each item
+// also names the entry (index in file order) a stored message came from, or
+// null for messages made from other entries (summaries, custom messages).
+function describeMessages(pi, messages, s) {
 	let tokens = 0;
 	const items = messages.map((m) => {
 		const t = pi.estimateTokens(m);
 		tokens += t;
-		return { role: m.role, timestamp: m.timestamp ?? null, tokens: t };
+		const item = { role: m.role, timestamp: m.timestamp ?? null, tokens: t };
+		if (s) item.index = s.messageIndex.get(m) ?? null;
+		return item;
 	});
 	return { count: messages.length, tokens, items };
 }
@@ -451,8 +463,8 @@ function prepareOf(pi, s, settings) {
 		firstKeptEntryId: prep.firstKeptEntryId,
 		firstKept: s.entryRef(s.sm.getEntry(prep.firstKeptEntryId), path),
 		isSplitTurn: prep.isSplitTurn,
-		messagesToSummarize: describeMessages(pi, prep.messagesToSummarize),
-		turnPrefixMessages: describeMessages(pi, prep.turnPrefixMessages),
+		messagesToSummarize: describeMessages(pi, prep.messagesToSummarize, s),
+		turnPrefixMessages: describeMessages(pi, prep.turnPrefixMessages, s),
 		tokensBefore: prep.tokensBefore,
 		previousSummary: {
 			present: prep.previousSummary !== undefined,
@@ -712,6 +724,7 @@ async function run(parsed) {
 	if (command === "bench-run") return benchRun(label, file, flags);
 	const pi = await loadPi(label);
 	if (command === "defaults") return defaultsOf(pi);
+	if (command === "batch") return batch(pi);
 	return withWorkingCopy(file, (copyOf, dir) => {
 		const s = Session.open(pi, file, copyOf(), dir);
 		if (flags.leaf !== undefined) s.setLeaf(flags.leaf);
@@ -729,6 +742,90 @@ async function run(parsed) {
 		}
 		throw new Error(`unhandled subcommand ${command}`);
 	});
+}
+
+// ---------------------------------------------------------------------------
+// Batch
+//
+// `batch` answers many questions in one process, so that a test comparing
+// thousands of cases does not start node (and import pi) for each. It reads
+// requests from stdin, one JSON object per line:
+//   {"cmd": "prepare" | "context" | "branch", "file": PATH, "leaf": REF,
+//    "keepRecentTokens": N, "reserveTokens": N, "from": REF, "to": REF,
+//    "contextWindow": N}
+// and writes one answer per line, in order: the object the subcommand of the
+// same name prints, or {"error": "..."} for a request that failed. A file is
+// opened once for consecutive requests on it (on a private copy, as
+// always); each request starts from the file's own leaf.
+
+async function batch(pi) {
+	const { createInterface } = await import("node:readline");
+	const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
+	let open = null; // {file, session, leafId, done}
+	const close = () => {
+		if (open) open.done();
+		open = null;
+	};
+	try {
+		for await (const line of lines) {
+			if (!line.trim()) continue;
+			let answer;
+			try {
+				const req = JSON.parse(line);
+				if (typeof req.file !== "string") throw usageError("batch: a request needs a \"file\"");
+				if (!open || open.file !== req.file) {
+					close();
+					open = await openForBatch(pi, req.file);
+				}
+				answer = batchRequest(pi, open, req);
+			} catch (err) {
+				answer = { error: err instanceof OracleError ? err.message : String(err?.stack ?? err) };
+			}
+			process.stdout.write(`${JSON.stringify(answer)}\n`);
+		}
+	} finally {
+		close();
+	}
+	return undefined;
+}
+
+// openForBatch opens a private copy of file and keeps it until done is called.
+function openForBatch(pi, file) {
+	return new Promise((resolve, reject) => {
+		withWorkingCopy(file, (copyOf, dir) => {
+			const session = Session.open(pi, file, copyOf(), dir);
+			return new Promise((release) => {
+				resolve({ file, session, leafId: session.sm.getLeafId(), done: release });
+			});
+		}).catch(reject);
+	});
+}
+
+function batchRequest(pi, open, req) {
+	const s = open.session;
+	if (open.leafId === null) s.sm.resetLeaf();
+	else s.sm.branch(open.leafId);
+	const flags = {};
+	for (const [key, flag] of [
+		["leaf", "leaf"],
+		["from", "from"],
+		["to", "to"],
+		["keepRecentTokens", "keep-recent-tokens"],
+		["reserveTokens", "reserve-tokens"],
+		["contextWindow", "context-window"],
+	]) {
+		if (req[key] !== undefined && req[key] !== null) flags[flag] = String(req[key]);
+	}
+	if (flags.leaf !== undefined) s.setLeaf(flags.leaf);
+	switch (req.cmd) {
+		case "context":
+			return contextOf(pi, s);
+		case "prepare":
+			return prepareOf(pi, s, compactionSettings(pi, flags));
+		case "branch":
+			return branchOf(pi, s, flags);
+	}
+	throw usageError(`batch: unknown cmd ${JSON.stringify(req.cmd)} (context, prepare, branch)`);
 }
 
 function isInstalled(label) {
@@ -759,7 +856,8 @@ async function main() {
 				process.exit(child.status ?? EXIT_FAILED);
 			}
 		}
-		emit(await run(parsed), pretty);
+		const answer = await run(parsed);
+		if (answer !== undefined) emit(answer, pretty);
 	} catch (err) {
 		const status = err instanceof OracleError ? err.status : EXIT_FAILED;
 		const message = err instanceof OracleError ? err.message : (err?.stack ?? String(err));

@@ -1,0 +1,684 @@
+package session
+
+import (
+	"bytes"
+	"strconv"
+	"sync"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/prime-agent/prime/internal/jsonwire"
+	"github.com/prime-agent/prime/llm"
+)
+
+// The fast message decoder reads the three provider roles (user, assistant,
+// toolResult: nearly every message of a session) in one pass over the raw
+// bytes, several times faster than the general decoder, which reads each
+// content block twice through the tokenizer and reflection. Decoding the
+// messages of a path is most of the cost of building its context and of
+// preparing a compaction.
+//
+// It handles exactly the shapes pi and Prime write, and gives up (ok false)
+// on anything else: another role or a role that is not the first member,
+// invalid UTF-8 or lone surrogates in a string it decodes, null or a
+// repeated member where a block or a usage expects a value, a malformed
+// value. The caller then decodes with the general decoder, which decides.
+// So the fast path never changes a result, only its cost; FuzzFastDecode
+// checks that on arbitrary input, and the tests on every generated session
+// and on pi's own files.
+
+// decodeFast decodes a stored user, assistant or tool-result message.
+func decodeFast(raw []byte) (Message, bool) {
+	role, ok := fastRole(raw)
+	if !ok {
+		return nil, false
+	}
+	d := fastDecoder{b: raw, i: len(`{"role":"`) + len(role) + 1}
+	if bp, _ := scratch.Get().(*[]byte); bp != nil {
+		d.buf = (*bp)[:0]
+	}
+	defer func() {
+		if cap(d.buf) <= maxScratch {
+			scratch.Put(&d.buf)
+		}
+	}()
+	var m Message
+	switch role {
+	case llm.RoleUser:
+		u := new(llm.UserMessage)
+		ok = d.members(func(name []byte) bool {
+			switch string(name) {
+			case "content":
+				return d.content(&u.Content)
+			case "timestamp":
+				return d.millis(&u.Timestamp)
+			}
+			return d.skip()
+		})
+		m = u
+	case llm.RoleAssistant:
+		a := new(llm.AssistantMessage)
+		ok = d.members(func(name []byte) bool {
+			switch string(name) {
+			case "content":
+				return d.content(&a.Content)
+			case "api":
+				return d.optString(&a.API)
+			case "provider":
+				return d.optString(&a.Provider)
+			case "model":
+				return d.optString(&a.Model)
+			case "responseId":
+				return d.optString(&a.ResponseID)
+			case "usage":
+				return d.usage(&a.Usage)
+			case "stopReason":
+				var s string
+				ok := d.optString(&s)
+				a.StopReason = llm.StopReason(s)
+				return ok
+			case "errorMessage":
+				return d.optString(&a.ErrorMessage)
+			case "timestamp":
+				return d.millis(&a.Timestamp)
+			}
+			return d.skip()
+		})
+		m = a
+	case llm.RoleToolResult:
+		r := new(llm.ToolResultMessage)
+		ok = d.members(func(name []byte) bool {
+			switch string(name) {
+			case "toolCallId":
+				return d.optString(&r.ToolCallID)
+			case "toolName":
+				return d.optString(&r.ToolName)
+			case "content":
+				return d.content(&r.Content)
+			case "details":
+				start := d.i
+				if !d.skip() {
+					return false
+				}
+				if v := jsontext.Value(d.b[start:d.i]); v.Kind() != 'n' {
+					r.Details = v.Clone()
+				}
+				return true
+			case "isError":
+				return d.optBool(&r.IsError)
+			case "timestamp":
+				return d.millis(&r.Timestamp)
+			}
+			return d.skip()
+		})
+		m = r
+	default:
+		return nil, false
+	}
+	if !ok {
+		return nil, false
+	}
+	d.space()
+	if d.i != len(d.b) {
+		return nil, false
+	}
+	return m, true
+}
+
+// scratch holds the buffers strings with escapes are built in, so that
+// decoding many messages does not grow a new one for each.
+var scratch sync.Pool
+
+// maxScratch is the largest buffer kept for reuse.
+const maxScratch = 1 << 20
+
+// fastDecoder reads JSON from b at i. Every method reports false when the
+// input is not in the shape it handles, leaving i anywhere.
+type fastDecoder struct {
+	b   []byte
+	i   int
+	buf []byte // scratch for strings with escapes
+}
+
+func (d *fastDecoder) space() { d.i = skipSpace(d.b, d.i) }
+
+// next skips white space and reports whether the next byte is c,
+// consuming it if so.
+func (d *fastDecoder) next(c byte) bool {
+	d.space()
+	if d.i < len(d.b) && d.b[d.i] == c {
+		d.i++
+		return true
+	}
+	return false
+}
+
+func (d *fastDecoder) peek() byte {
+	d.space()
+	if d.i < len(d.b) {
+		return d.b[d.i]
+	}
+	return 0
+}
+
+// members reads the rest of an object after its first member: a comma and
+// more members, or the closing brace. For each member it reads the name
+// and calls member, which must consume the value.
+func (d *fastDecoder) members(member func(name []byte) bool) bool {
+	if d.next('}') {
+		return true
+	}
+	if !d.next(',') {
+		return false
+	}
+	return d.object(member)
+}
+
+// object reads members up to and including the closing brace, starting at
+// the first member's name.
+func (d *fastDecoder) object(member func(name []byte) bool) bool {
+	for {
+		name, ok := d.name()
+		if !ok || !d.next(':') {
+			return false
+		}
+		d.space()
+		if !member(name) {
+			return false
+		}
+		if d.next(',') {
+			continue
+		}
+		return d.next('}')
+	}
+}
+
+// name reads a member name. Names with escapes are left to the general
+// decoder.
+func (d *fastDecoder) name() ([]byte, bool) {
+	if !d.next('"') {
+		return nil, false
+	}
+	n := bytes.IndexByte(d.b[d.i:], '"')
+	if n < 0 {
+		return nil, false
+	}
+	name := d.b[d.i : d.i+n]
+	for _, c := range name {
+		if c == '\\' || c < 0x20 {
+			return nil, false
+		}
+	}
+	d.i += n + 1
+	return name, true
+}
+
+// skip consumes any valid JSON value.
+func (d *fastDecoder) skip() bool {
+	v := validator{b: d.b, i: d.i}
+	if !v.value(0) {
+		return false
+	}
+	d.i = v.i
+	return true
+}
+
+// optString reads a string, or null as "" (as jsonwire.ReadString does).
+func (d *fastDecoder) optString(dst *string) bool {
+	if d.literal("null") {
+		*dst = ""
+		return true
+	}
+	return d.string(dst)
+}
+
+// optBool reads a boolean, or null as false (as jsonwire.ReadBool does).
+func (d *fastDecoder) optBool(dst *bool) bool {
+	switch {
+	case d.literal("true"):
+		*dst = true
+	case d.literal("false"), d.literal("null"):
+		*dst = false
+	default:
+		return false
+	}
+	return true
+}
+
+func (d *fastDecoder) literal(lit string) bool {
+	if len(d.b)-d.i >= len(lit) && string(d.b[d.i:d.i+len(lit)]) == lit {
+		d.i += len(lit)
+		return true
+	}
+	return false
+}
+
+// millis reads a timestamp as jsonwire.ReadMillis does: a number
+// truncated to an integer (0 when out of range), an ISO string, or null.
+func (d *fastDecoder) millis(dst *int64) bool {
+	switch c := d.peek(); {
+	case c == 'n':
+		if !d.literal("null") {
+			return false
+		}
+		*dst = 0
+	case c == '"':
+		var s string
+		if !d.string(&s) {
+			return false
+		}
+		*dst = jsonwire.ISOMillis(s)
+	default:
+		f, ok := d.number()
+		if !ok {
+			return false
+		}
+		*dst = int64(f)
+	}
+	return true
+}
+
+// number reads a JSON number as a float64; ok is false for anything that
+// is not a number. Out of range reads as 0, as jsonwire.ReadMillis takes it.
+func (d *fastDecoder) number() (float64, bool) {
+	f, ok, inRange := d.float()
+	if !inRange {
+		f = 0
+	}
+	return f, ok
+}
+
+// strictNumber reads a number that must be in range.
+func (d *fastDecoder) strictNumber() (float64, bool) {
+	f, ok, inRange := d.float()
+	return f, ok && inRange
+}
+
+// float reads a JSON number as strconv.ParseFloat does.
+func (d *fastDecoder) float() (f float64, ok, inRange bool) {
+	v := validator{b: d.b, i: d.i}
+	if d.i >= len(d.b) || d.b[d.i] != '-' && (d.b[d.i] < '0' || d.b[d.i] > '9') || !v.number() {
+		return 0, false, false
+	}
+	text := d.b[d.i:v.i]
+	d.i = v.i
+	// Integers below 2^53, the common case, convert exactly.
+	if n, ok := plainInt(text, 15); ok {
+		return float64(n), true, true
+	}
+	f, err := strconv.ParseFloat(string(text), 64)
+	return f, true, err == nil
+}
+
+// usage reads an assistant's usage: null leaves it as it is; an object of
+// numbers (and a cost object of numbers) replaces it, as
+// llm.Usage.UnmarshalJSONFrom does. Anything else, including a repeated
+// member, is left to the general decoder.
+func (d *fastDecoder) usage(dst *llm.Usage) bool {
+	if d.literal("null") {
+		return true
+	}
+	if !d.next('{') {
+		return false
+	}
+	var u llm.Usage
+	var seen uint
+	ok := d.objectBody(func(name []byte) bool {
+		var bit uint
+		var field *int
+		switch string(name) {
+		case "input":
+			bit, field = 1, &u.Input
+		case "output":
+			bit, field = 2, &u.Output
+		case "cacheRead":
+			bit, field = 4, &u.CacheRead
+		case "cacheWrite":
+			bit, field = 8, &u.CacheWrite
+		case "totalTokens":
+			bit, field = 16, &u.TotalTokens
+		case "cost":
+			if seen&32 != 0 {
+				return false
+			}
+			seen |= 32
+			if d.literal("null") {
+				u.Cost = llm.Cost{}
+				return true
+			}
+			return d.cost(&u.Cost)
+		default:
+			return d.skip()
+		}
+		if seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+		f, ok := d.strictNumber()
+		*field = int(f)
+		return ok
+	})
+	if ok {
+		*dst = u
+	}
+	return ok
+}
+
+func (d *fastDecoder) cost(dst *llm.Cost) bool {
+	if !d.next('{') {
+		return false
+	}
+	var seen uint
+	return d.objectBody(func(name []byte) bool {
+		var bit uint
+		var field *float64
+		switch string(name) {
+		case "input":
+			bit, field = 1, &dst.Input
+		case "output":
+			bit, field = 2, &dst.Output
+		case "cacheRead":
+			bit, field = 4, &dst.CacheRead
+		case "cacheWrite":
+			bit, field = 8, &dst.CacheWrite
+		case "total":
+			bit, field = 16, &dst.Total
+		default:
+			return d.skip()
+		}
+		if seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+		var ok bool
+		*field, ok = d.strictNumber()
+		return ok
+	})
+}
+
+// objectBody reads the members of an object whose opening brace was
+// consumed, through its closing brace.
+func (d *fastDecoder) objectBody(member func(name []byte) bool) bool {
+	if d.next('}') {
+		return true
+	}
+	return d.object(member)
+}
+
+// content reads a message's content as llm.DecodeContentList does: an
+// array of blocks, a string (one text block; none when empty) or null.
+func (d *fastDecoder) content(dst *[]llm.Content) bool {
+	switch d.peek() {
+	case 'n':
+		if !d.literal("null") {
+			return false
+		}
+		*dst = nil
+		return true
+	case '"':
+		var s string
+		if !d.string(&s) {
+			return false
+		}
+		if s == "" {
+			*dst = []llm.Content{}
+		} else {
+			*dst = []llm.Content{llm.Text{Text: s}}
+		}
+		return true
+	case '[':
+		d.i++
+	default:
+		return false
+	}
+	blocks := []llm.Content{}
+	if d.next(']') {
+		*dst = blocks
+		return true
+	}
+	for {
+		var b llm.Content
+		switch d.peek() {
+		case '"':
+			var s string
+			if !d.string(&s) {
+				return false
+			}
+			b = llm.Text{Text: s}
+		case '{':
+			var ok bool
+			if b, ok = d.block(); !ok {
+				return false
+			}
+		default:
+			return false
+		}
+		blocks = append(blocks, b)
+		if d.next(',') {
+			d.space()
+			continue
+		}
+		if !d.next(']') {
+			return false
+		}
+		*dst = blocks
+		return true
+	}
+}
+
+// Members of a content block, as bits of a set.
+const (
+	blkType = 1 << iota
+	blkText
+	blkTextSignature
+	blkThinking
+	blkThinkingSignature
+	blkRedacted
+	blkData
+	blkMIMEType
+	blkID
+	blkName
+	blkArguments
+	blkThoughtSignature
+)
+
+// block reads one content block object as llm's decoder does: every member
+// of the union read whatever the type, then the type picks the block.
+func (d *fastDecoder) block() (llm.Content, bool) {
+	start := d.i
+	d.i++ // {
+	var (
+		typ, text, textSig, thinking, thinkingSig, data, mime, id, name, thoughtSig string
+		redacted                                                                    bool
+		args                                                                        []byte
+		seen                                                                        uint
+	)
+	ok := d.objectBody(func(member []byte) bool {
+		var bit uint
+		var dst *string
+		switch string(member) {
+		case "type":
+			bit, dst = blkType, &typ
+		case "text":
+			bit, dst = blkText, &text
+		case "textSignature":
+			bit, dst = blkTextSignature, &textSig
+		case "thinking":
+			bit, dst = blkThinking, &thinking
+		case "thinkingSignature":
+			bit, dst = blkThinkingSignature, &thinkingSig
+		case "data":
+			bit, dst = blkData, &data
+		case "mimeType":
+			bit, dst = blkMIMEType, &mime
+		case "id":
+			bit, dst = blkID, &id
+		case "name":
+			bit, dst = blkName, &name
+		case "thoughtSignature":
+			bit, dst = blkThoughtSignature, &thoughtSig
+		case "redacted":
+			if seen&blkRedacted != 0 {
+				return false
+			}
+			seen |= blkRedacted
+			switch {
+			case d.literal("true"):
+				redacted = true
+			case d.literal("false"):
+				redacted = false
+			default:
+				return false
+			}
+			return true
+		case "arguments":
+			if seen&blkArguments != 0 || d.peek() != '{' {
+				return false
+			}
+			seen |= blkArguments
+			s := d.i
+			if !d.skip() {
+				return false
+			}
+			args = d.b[s:d.i]
+			return true
+		default:
+			return d.skip()
+		}
+		if seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+		return d.string(dst)
+	})
+	if !ok {
+		return nil, false
+	}
+	switch typ {
+	case llm.ContentText:
+		return llm.Text{Text: text, Signature: textSig}, true
+	case llm.ContentThinking:
+		return llm.Thinking{Thinking: thinking, Signature: thinkingSig, Redacted: redacted}, true
+	case llm.ContentImage:
+		return llm.Image{Data: data, MIMEType: mime}, true
+	case llm.ContentToolCall:
+		a, err := llm.NewArguments(args)
+		if err != nil {
+			return nil, false
+		}
+		return llm.ToolCall{ID: id, Name: name, Arguments: a, ThoughtSignature: thoughtSig}, true
+	}
+	return llm.UnknownContent{Type: typ, Raw: jsontext.Value(d.b[start:d.i]).Clone()}, true
+}
+
+// string reads a JSON string into dst. It gives up on invalid UTF-8 and on
+// \u escapes that are not a character or a valid surrogate pair, which the
+// general decoder replaces by U+FFFD.
+func (d *fastDecoder) string(dst *string) bool {
+	b := d.b
+	if d.i >= len(b) || b[d.i] != '"' {
+		return false
+	}
+	i := d.i + 1
+	start := i
+	d.buf = d.buf[:0]
+	escaped := false
+	for {
+		i = plainRun(b, i, true)
+		if i >= len(b) {
+			return false
+		}
+		switch c := b[i]; {
+		case c == '"':
+			if escaped {
+				d.buf = append(d.buf, b[start:i]...)
+				*dst = string(d.buf)
+			} else {
+				*dst = string(b[start:i])
+			}
+			d.i = i + 1
+			return true
+		case c == '\\':
+			if i+1 >= len(b) {
+				return false
+			}
+			d.buf = append(d.buf, b[start:i]...)
+			escaped = true
+			switch e := b[i+1]; e {
+			case '"', '\\', '/':
+				d.buf = append(d.buf, e)
+				i += 2
+			case 'b':
+				d.buf = append(d.buf, '\b')
+				i += 2
+			case 'f':
+				d.buf = append(d.buf, '\f')
+				i += 2
+			case 'n':
+				d.buf = append(d.buf, '\n')
+				i += 2
+			case 'r':
+				d.buf = append(d.buf, '\r')
+				i += 2
+			case 't':
+				d.buf = append(d.buf, '\t')
+				i += 2
+			case 'u':
+				r, ok := hex4(b, i+2)
+				if !ok {
+					return false
+				}
+				i += 6
+				if utf16.IsSurrogate(r) {
+					if r >= 0xDC00 || i+6 > len(b) || b[i] != '\\' || b[i+1] != 'u' {
+						return false
+					}
+					r2, ok := hex4(b, i+2)
+					if !ok {
+						return false
+					}
+					if r = utf16.DecodeRune(r, r2); r == utf8.RuneError {
+						return false
+					}
+					i += 6
+				}
+				d.buf = utf8.AppendRune(d.buf, r)
+			default:
+				return false
+			}
+			start = i
+		case c < 0x20:
+			return false
+		case c < utf8.RuneSelf:
+			i++
+		default:
+			r, size := utf8.DecodeRune(b[i:])
+			if r == utf8.RuneError && size == 1 {
+				return false
+			}
+			i += size
+		}
+	}
+}
+
+func hex4(b []byte, i int) (rune, bool) {
+	if i+4 > len(b) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[i : i+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
+}

@@ -1,0 +1,221 @@
+package session_test
+
+import (
+	"bytes"
+	"os"
+	"testing"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/prime-agent/prime/internal/pifixtures"
+	"github.com/prime-agent/prime/llm"
+	"github.com/prime-agent/prime/session"
+	"github.com/prime-agent/prime/session/sessiongen"
+)
+
+// sameDecoding compares two decoded messages, tool-call arguments by text.
+var sameDecoding = cmp.Options{
+	cmp.Comparer(func(a, b llm.Arguments) bool { return a.String() == b.String() }),
+	cmp.Comparer(func(a, b jsontext.Value) bool { return bytes.Equal(a, b) }),
+}
+
+// checkFastDecode decodes raw both ways: when the fast decoder accepts it,
+// the general decoder must give the same message.
+func checkFastDecode(t *testing.T, raw []byte) (fast bool) {
+	t.Helper()
+	got, ok := session.DecodeFast(raw)
+	if !ok {
+		return false
+	}
+	want, err := session.DecodeSlow(raw)
+	if err != nil {
+		t.Fatalf("fast decoder accepted %q; the general one says %v", raw, err)
+	}
+	if diff := cmp.Diff(want, got, sameDecoding); diff != "" {
+		t.Fatalf("fast decoding of %q differs (-general +fast):\n%s", raw, diff)
+	}
+	return true
+}
+
+// messagesOf returns the raw message of every message entry of a session
+// file.
+func messagesOf(t *testing.T, data []byte) [][]byte {
+	t.Helper()
+	s, err := session.Parse("test", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out [][]byte
+	for _, e := range s.Entries() {
+		if e.Type != session.TypeMessage {
+			continue
+		}
+		var w struct {
+			Message jsontext.Value `json:"message"`
+		}
+		if err := jsonUnmarshal(e.Raw(), &w); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, w.Message)
+	}
+	return out
+}
+
+// TestFastDecodeSessions decodes every message of generated sessions (all
+// generator options) and of pi's own files both ways, and checks that the
+// fast path takes nearly all of them.
+func TestFastDecodeSessions(t *testing.T) {
+	files := map[string][]byte{}
+	for seed := range uint64(6) {
+		files["gen"+string(rune('0'+seed))] = sessiongen.Bytes(sessiongen.Options{
+			Entries: 600, Seed: seed, SizeScale: 0.3, ImageRate: 0.1, HugeRate: 0.01, BranchRate: 0.1, TrailingHugeResults: int(seed % 3),
+		})
+	}
+	if dir, ok := pifixtures.Dir(); ok {
+		for _, name := range []string{pifixtures.LargeSession, pifixtures.BeforeCompaction} {
+			data, err := os.ReadFile(dir + "/" + name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			files[name] = data
+		}
+	}
+	for name, data := range files {
+		total, fast := 0, 0
+		for _, raw := range messagesOf(t, data) {
+			total++
+			if checkFastDecode(t, raw) {
+				fast++
+			}
+		}
+		t.Logf("%s: %d of %d messages on the fast path", name, fast, total)
+		if fast < total*95/100 {
+			t.Errorf("%s: only %d of %d messages on the fast path", name, fast, total)
+		}
+	}
+}
+
+// TestFastDecodeEdges pins the shapes the fast decoder leaves to the
+// general one, and those it must read exactly like it.
+func TestFastDecodeEdges(t *testing.T) {
+	for _, tc := range []struct {
+		raw  string
+		fast bool
+	}{
+		{`{"role":"user","content":"hi","timestamp":1}`, true},
+		{`{"role":"user","content":"","timestamp":"2025-12-03T14:00:00.000Z"}`, true},
+		{`{"role":"user","content":null}`, true},
+		{`{"role":"user","content":[]}`, true},
+		{`{"role":"user","content":["bare",{"type":"text","text":"a\nb\u00e9\ud83d\ude00\"\\\/\b\f\r\t"}]}`, true},
+		{`{"role":"user","content":[{"type":"image","data":"aGk=","mimeType":"image/png"}],"timestamp":1.9e3}`, true},
+		{`{"role":"user","content":[{"type":"widget","x":[1,{"y":null}]}]}`, true},
+		{`{"role":"user","content":[{"text":"no type"}]}`, true},
+		{`{"role":"user", "content" : [ "a" , "b" ] , "x" : { } }  `, true},
+		{`{"role":"user","content":"a","content":"b"}`, true},
+		{`{"role":"assistant","content":[{"type":"thinking","thinking":"t","thinkingSignature":"s","redacted":true},{"type":"toolCall","id":"c1","name":"read","arguments":{"path":"a.go","n":1.50,"o":{"deep":[1e2]}}}],"api":null,"usage":{"input":1,"output":2.7,"cacheRead":0,"cacheWrite":0,"totalTokens":3,"cost":{"input":0.1,"total":0.5,"extra":1}},"stopReason":"toolUse","timestamp":1764770400000}`, true},
+		{`{"role":"assistant","usage":null,"usage":{"input":5}}`, true},
+		{`{"role":"assistant","usage":{"cost":null}}`, true},
+		{`{"role":"toolResult","toolCallId":"c1","toolName":"read","content":[{"type":"text","text":"x"}],"details":{"diff":"-a\n+b"},"details":null,"isError":null,"timestamp":null}`, true},
+		{`{"role":"toolResult","content":"x","timestamp":1e400}`, true},
+		// Left to the general decoder.
+		{`{"role":"bashExecution","command":"ls","output":"","timestamp":1}`, false},
+		{`{"content":"x","role":"user"}`, false},
+		{`{"role":"user","content":"\ud800"}`, false},
+		{"{\"role\":\"user\",\"content\":\"\xff\"}", false},
+		{`{"role":"user","content":[{"type":"text","text":null}]}`, false},
+		{`{"role":"user","content":[{"type":"text","text":"a","text":"b"}]}`, false},
+		{`{"role":"user","content":[1]}`, false},
+		{`{"role":"user","content":"x"} x`, false},
+		{`{"role":"user","content":"x"},"other":1`, false},
+		{`{"role":"assistant","usage":{"input":"5"}}`, false},
+		{`{"role":"assistant","usage":{"input":1,"input":2}}`, false},
+		{`{"role":"assistant","usage":{"input":1e400}}`, false},
+		{`{"role":"assistant","content":[{"type":"toolCall","arguments":"{}"}]}`, false},
+		{`{"role":"user","cont\u0065nt":"x"}`, false},
+		{`{"role":"user","content":"x`, false},
+	} {
+		if got := checkFastDecode(t, []byte(tc.raw)); got != tc.fast {
+			t.Errorf("fast path for %s: %v, want %v", tc.raw, got, tc.fast)
+		}
+	}
+}
+
+// FuzzFastDecode checks the fast message decoder against the general one:
+// whatever it accepts, it reads exactly as the general decoder does.
+func FuzzFastDecode(f *testing.F) {
+	data := sessiongen.Bytes(sessiongen.Options{Entries: 60, Seed: 3, SizeScale: 0.05, ImageRate: 0.2, HugeRate: -1})
+	s, err := session.Parse("seed", data)
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, e := range s.Entries() {
+		if e.Type == session.TypeMessage {
+			if i := bytes.Index(e.Raw(), []byte(`"message":`)); i > 0 {
+				f.Add(e.Raw()[i+len(`"message":`) : len(e.Raw())-1])
+			}
+		}
+	}
+	for _, s := range []string{
+		`{"role":"user","content":"a\u00e9\ud83d\ude00"}`, `{"role":"assistant","usage":{"cost":{"input":1}}}`,
+		`{"role":"toolResult","details":[1,2],"isError":true}`, `{"role":"user","content":[{"type":"image"}]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		checkFastDecode(t, raw)
+	})
+}
+
+// FuzzUTF16Len checks the estimates' fast UTF-16 length against llm's.
+func FuzzUTF16Len(f *testing.F) {
+	for _, s := range []string{"", "abc", "abcdefgh", "abcdefghé", "日本語のテキストです", "\U0001F600abcdefgh", "\xff\xfeabcdefgh\xc3", "abcdefg\xe6\x97"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := session.UTF16Len(s), llm.UTF16Len(s); got != want {
+			t.Fatalf("utf16Len(%q) = %d, llm.UTF16Len = %d", s, got, want)
+		}
+	})
+}
+
+// BenchmarkDecodeMessages decodes every message of pi's large session with
+// the fast decoder and with the general one.
+func BenchmarkDecodeMessages(b *testing.B) {
+	data, err := os.ReadFile(pifixtures.Path(b, pifixtures.LargeSession))
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := session.Parse("bench", data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var raws [][]byte
+	size := 0
+	for _, e := range s.Entries() {
+		if i := bytes.Index(e.Raw(), []byte(`,"message":`)); i > 0 && e.Type == session.TypeMessage {
+			raw := e.Raw()[i+len(`,"message":`) : len(e.Raw())-1]
+			raws = append(raws, raw)
+			size += len(raw)
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		decode func([]byte) (session.Message, error)
+	}{
+		{"fast", session.DecodeMessage},
+		{"general", session.DecodeSlow},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.SetBytes(int64(size))
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, raw := range raws {
+					if _, err := tc.decode(raw); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}
