@@ -616,8 +616,7 @@ func cloneEntry(e *session.Entry) *session.Entry {
 	}
 	c, err := session.NewEntry(e.Raw())
 	if err != nil { // an entry not made from a line: nothing shared to protect
-		cp := *e
-		return &cp
+		return e
 	}
 	c.Line = e.Line
 	return c
