@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -333,7 +334,10 @@ cat > /dev/null
 	if s, err = s.Trust(context.Background(), projectDir); err != nil {
 		t.Fatal(err)
 	}
-	r := New(s, Options{Env: []string{"PRIME_SESSION_FILE=/tmp/s.jsonl", "OUT=" + out}})
+	// WithEnv adds to Options.Env and wins over it; the runner it was made
+	// from keeps its own environment.
+	base := New(s, Options{Env: []string{"PRIME_SESSION_FILE=/tmp/old.jsonl", "OUT=" + out}})
+	r := base.WithEnv("PRIME_SESSION_FILE=/tmp/s.jsonl")
 	if reps := r.Compact(context.Background(), &CompactEvent{}); len(reps) != 0 {
 		t.Fatal(reps)
 	}
@@ -344,6 +348,12 @@ cat > /dev/null
 	want := strings.Join([]string{s.ProjectDir(), EventCompact, s.ProjectFile(), s.ProjectDir(), "/tmp/s.jsonl", "two words"}, "\n") + "\n"
 	if string(got) != want {
 		t.Errorf("the hook saw:\n%s\nwant:\n%s", got, want)
+	}
+	if reps := base.Compact(context.Background(), &CompactEvent{}); len(reps) != 0 {
+		t.Fatal(reps)
+	}
+	if got, _ := os.ReadFile(out); !strings.Contains(string(got), "/tmp/old.jsonl") {
+		t.Errorf("WithEnv changed the runner it was made from:\n%s", got)
 	}
 }
 
@@ -432,10 +442,10 @@ func TestSkippedHooks(t *testing.T) {
 	if len(skipped) != 2 {
 		t.Fatalf("skipped: %v", skipped)
 	}
-	if sk := skipped[0]; sk.Kind != Skipped || sk.Event != "session_compacted" || !strings.Contains(sk.Detail, `Prime emits no event "session_compacted"`) {
+	if sk := skipped[0]; sk.Kind != Skipped || sk.Skip != SkipUnknownEvent || sk.Event != "session_compacted" || !strings.Contains(sk.Detail, `Prime emits no event "session_compacted"`) {
 		t.Errorf("skipped[0] = %v", sk)
 	}
-	if sk := skipped[1]; sk.Source.Scope != settings.Project || sk.Handler != script+" project" ||
+	if sk := skipped[1]; sk.Source.Scope != settings.Project || sk.Skip != SkipUntrusted || sk.Handler != script+" project" ||
 		!strings.Contains(sk.Error(), "the project "+s.ProjectDir()+" is not trusted") || !strings.Contains(sk.Detail, `run "prime trust" in it`) {
 		t.Errorf("skipped[1] = %v", sk)
 	}
@@ -453,10 +463,13 @@ func TestSkippedHooks(t *testing.T) {
 	if got := ran(t, r); got != "go" {
 		t.Errorf("disabled: ran %q", got)
 	}
-	if sk := r.Skipped(); len(sk) != 3 || !strings.Contains(sk[0].Detail, "hooks are disabled (--no-hooks)") {
+	if sk := r.Skipped(); len(sk) != 3 || sk[0].Skip != SkipDisabled || !strings.Contains(sk[0].Detail, "hooks are disabled (--no-hooks)") {
 		t.Errorf("disabled: skipped %v", sk)
 	}
 	if r.Handles(EventBeforeCompact) || !r.Handles(EventCompact) {
 		t.Error("Handles")
+	}
+	if got := New(trusted, Options{Hooks: goHook}).Handlers(EventCompact); !slices.Equal(got, []string{"go", script + " global", script + " project"}) {
+		t.Errorf("Handlers = %q", got)
 	}
 }
