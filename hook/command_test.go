@@ -1,7 +1,6 @@
 package hook
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,10 +9,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/prime-agent/prime/internal/proctest"
 	"github.com/prime-agent/prime/settings"
 )
 
@@ -28,32 +27,6 @@ func hookDecl(event, command string, args ...string) map[string]any {
 		args = []string{}
 	}
 	return map[string]any{"event": event, "command": command, "args": args}
-}
-
-// processGone reports whether pid has exited. A zombie (killed, waiting for
-// a parent that does not reap it, as PID 1 in a container may) has exited.
-func processGone(pid int) bool {
-	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-		return true
-	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return errors.Is(err, os.ErrNotExist)
-	}
-	i := bytes.LastIndexByte(stat, ')')
-	return i >= 0 && i+2 < len(stat) && stat[i+2] == 'Z'
-}
-
-// waitGone waits (generously, for a loaded machine) until pid has exited.
-func waitGone(t *testing.T, pid int) {
-	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if processGone(pid) {
-			return
-		}
-	}
-	_ = syscall.Kill(pid, syscall.SIGKILL)
-	t.Fatalf("process %d is still running", pid)
 }
 
 // readPID waits for a script to write its background process's id.
@@ -100,7 +73,7 @@ echo '{"cancel": true}'
 		rep.Output != "thinking hard" || rep.Source.Key != "hooks[0]" {
 		t.Errorf("report %#v", rep)
 	}
-	waitGone(t, readPID(t, pidFile))
+	proctest.WaitGone(t, readPID(t, pidFile))
 }
 
 func TestCommandCancelledWithItsContext(t *testing.T) {
@@ -124,7 +97,7 @@ func TestCommandCancelledWithItsContext(t *testing.T) {
 	if len(d.Reports) != 0 {
 		t.Errorf("the user's cancellation was reported as the hook's failure: %v", d.Reports)
 	}
-	waitGone(t, pid)
+	proctest.WaitGone(t, pid)
 }
 
 func TestCommandLeftoversAreKilled(t *testing.T) {
@@ -141,7 +114,7 @@ func TestCommandLeftoversAreKilled(t *testing.T) {
 	if !d.Cancelled || len(d.Reports) != 0 {
 		t.Fatalf("decision %+v", d)
 	}
-	waitGone(t, readPID(t, pidFile))
+	proctest.WaitGone(t, readPID(t, pidFile))
 }
 
 func TestCommandFailures(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 	"github.com/go-json-experiment/json"
 
 	"github.com/prime-agent/prime/internal/mdblocks"
+	"github.com/prime-agent/prime/internal/proctest"
 	"github.com/prime-agent/prime/llm/llmtest"
 	"github.com/prime-agent/prime/session"
 )
@@ -650,12 +651,7 @@ func TestHooksBinary(t *testing.T) {
 		}
 		unchanged(t, path, before)
 		// The hook's process group died with it: its child is gone.
-		for deadline := time.Now().Add(20 * time.Second); !processGone(child); time.Sleep(10 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				syscall.Kill(child, syscall.SIGKILL)
-				t.Fatalf("the hook's child %d is still running", child)
-			}
-		}
+		proctest.WaitGone(t, child)
 	})
 }
 
@@ -675,18 +671,4 @@ func readChildPID(t *testing.T, file string, cmd *exec.Cmd) int {
 	cmd.Process.Kill()
 	t.Fatalf("the hook wrote no pid to %s", file)
 	return 0
-}
-
-// processGone reports whether pid has exited. A zombie (killed, waiting for
-// a parent that does not reap it, as PID 1 in a container may) has exited.
-func processGone(pid int) bool {
-	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-		return true
-	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return errors.Is(err, os.ErrNotExist)
-	}
-	i := bytes.LastIndexByte(stat, ')')
-	return i >= 0 && i+2 < len(stat) && stat[i+2] == 'Z'
 }
