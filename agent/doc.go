@@ -76,10 +76,15 @@
 // from (the spec's meaning; pi stores the new position) is appended as a
 // child of the new leaf, and becomes the leaf.
 //
-// Without a summary nothing is written, and that is a decision: a session
-// file has no record of "the leaf moved". As in pi (pi-reference §1.6), the
-// leaf after loading is the last entry appended, so only an append makes a
-// move survive. The agent's session moves its leaf in memory (the next
+// A label (NavigateRequest.Label, or a hook's) is appended after that, as
+// a label entry for the summary entry, or without a summary for the
+// target, at the new leaf; it becomes the leaf (pi's navigateTree, §5.1
+// steps 7–8).
+//
+// Without a summary or a label nothing is written, and that is a decision:
+// a session file has no record of "the leaf moved". As in pi
+// (pi-reference §1.6), the leaf after loading is the last entry appended,
+// so only an append makes a move survive. The agent's session moves its leaf in memory (the next
 // entry appended in this process continues from there: the TUI's case); a
 // one-shot command has nothing to keep, and says so. A target that is the
 // entry navigated from does nothing; a branch with no message to summarize
