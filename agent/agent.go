@@ -7,12 +7,15 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/go-json-experiment/json"
 
 	"github.com/prime-agent/prime/compaction"
+	"github.com/prime-agent/prime/hook"
 	"github.com/prime-agent/prime/internal/jsonwire"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/llm/registry"
@@ -39,6 +42,10 @@ type Config struct {
 	// It is called on the goroutine running the operation and should
 	// return quickly.
 	Events func(Event)
+	// Hooks dispatches the extension events (see the package
+	// documentation, "Hooks"): hook.New with the settings and any
+	// in-process handlers. Nil means no hooks.
+	Hooks *hook.Runner
 }
 
 // Agent runs the operations of one session: for now manual compaction
@@ -132,6 +139,75 @@ func (a *Agent) emit(e Event) {
 	if a.cfg.Events != nil {
 		a.cfg.Events(e)
 	}
+}
+
+// Environment variables the agent gives command hooks, besides those of the
+// hook package (PRIME_HOOK_EVENT, PRIME_HOOK_SETTINGS, PRIME_PROJECT_DIR).
+const (
+	// EnvSessionFile is the session file's absolute path.
+	EnvSessionFile = "PRIME_SESSION_FILE"
+	// EnvSessionID is the session's id, from its header.
+	EnvSessionID = "PRIME_SESSION_ID"
+	// EnvLeafID is the entry the operation starts from: the leaf compacted
+	// at, or the entry navigated away from ("" for an empty session).
+	EnvLeafID = "PRIME_LEAF_ID"
+)
+
+// hooks returns the runner for one operation starting at leaf: the
+// configured one, its command hooks told the session file, the session id
+// and the leaf (nil when there are no hooks). The hooks skipped for the
+// operation's events are reported first, as EventHookReport events, so that
+// every user interface can say why a hook did not run.
+func (a *Agent) hooks(leaf string, events ...string) *hook.Runner {
+	r := a.cfg.Hooks
+	if r == nil {
+		return nil
+	}
+	for _, rep := range r.Skipped() {
+		if slices.Contains(events, rep.Event) || rep.Skip == hook.SkipUnknownEvent {
+			a.emit(Event{Kind: EventHookReport, HookEvent: rep.Event, HookReport: &rep})
+		}
+	}
+	file := a.s.File()
+	if file != "" {
+		if abs, err := filepath.Abs(file); err == nil {
+			file = abs
+		}
+	}
+	id := ""
+	if h := a.s.Header(); h != nil {
+		id = h.ID
+	}
+	return r.WithEnv(EnvSessionFile+"="+file, EnvSessionID+"="+id, EnvLeafID+"="+leaf)
+}
+
+// hookStart tells the user interface that the handlers of a hook event are
+// about to run, when there are any.
+func (a *Agent) hookStart(r *hook.Runner, event string) {
+	if names := r.Handlers(event); len(names) > 0 {
+		a.emit(Event{Kind: EventHooks, HookEvent: event, Handlers: names})
+	}
+}
+
+// hookReports passes a dispatch's reports on as EventHookReport events.
+func (a *Agent) hookReports(reports []hook.Report) {
+	for i := range reports {
+		a.emit(Event{Kind: EventHookReport, HookEvent: reports[i].Event, HookReport: &reports[i]})
+	}
+}
+
+// afterCancelGrace bounds the after-event handlers that run once the
+// operation's context is done (session_compact_failed after Ctrl-C): they
+// are told, but the user who pressed Ctrl-C does not wait for long.
+const afterCancelGrace = 5 * time.Second
+
+// notifyContext is the context for an after-event: ctx, or when ctx is
+// done (the user cancelled), one that lasts afterCancelGrace.
+func notifyContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if ctx.Err() == nil {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(context.WithoutCancel(ctx), afterCancelGrace)
 }
 
 // settings returns the effective settings (never nil).

@@ -6,7 +6,10 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/go-json-experiment/json"
+
 	"github.com/prime-agent/prime/agent"
+	"github.com/prime-agent/prime/hook"
 	"github.com/prime-agent/prime/session/sessiongen"
 	"github.com/prime-agent/prime/settings"
 )
@@ -51,26 +54,59 @@ func BenchmarkCompactDryRun(b *testing.B) {
 func BenchmarkCompactOffline(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
 		b.Run(strconv.Itoa(n), func(b *testing.B) {
-			_, data := benchSession(b, n)
-			path := filepath.Join(b.TempDir(), "copy.jsonl")
-			cfg := agent.Config{Settings: settings.Defaults(), AgentDir: b.TempDir(), Getenv: func(string) string { return "" }}
-			b.SetBytes(int64(len(data)))
-			b.ReportAllocs()
-			for b.Loop() {
-				b.StopTimer()
-				if err := os.WriteFile(path, data, 0o600); err != nil {
-					b.Fatal(err)
-				}
-				b.StartTimer()
-				ag, err := agent.Open(path, cfg)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if _, err := ag.Compact(b.Context(), agent.CompactRequest{Summarizer: agent.SummarizerChoice{Offline: true}}); err != nil {
-					b.Fatal(err)
-				}
-				ag.Close()
-			}
+			benchCompactOffline(b, n, agent.Config{Settings: settings.Defaults()})
 		})
+	}
+}
+
+// BenchmarkCompactOfflineWithHooks is BenchmarkCompactOffline with two
+// command hooks that read their event and answer nothing
+// (session_before_compact and session_compact): the cost of encoding the
+// events (the whole path as branchEntries) and of running two processes.
+func BenchmarkCompactOfflineWithHooks(b *testing.B) {
+	dir := b.TempDir()
+	hooks := []any{
+		map[string]any{"event": hook.EventBeforeCompact, "command": "sh", "args": []string{"-c", "cat > /dev/null"}},
+		map[string]any{"event": hook.EventCompact, "command": "sh", "args": []string{"-c", "cat > /dev/null"}},
+	}
+	data, err := json.Marshal(map[string]any{"hooks": hooks})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "settings.json"), data, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	st, err := settings.Load(b.Context(), settings.Options{AgentDir: dir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := hook.New(st, hook.Options{})
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			benchCompactOffline(b, n, agent.Config{Settings: st, Hooks: r})
+		})
+	}
+}
+
+func benchCompactOffline(b *testing.B, n int, cfg agent.Config) {
+	_, data := benchSession(b, n)
+	path := filepath.Join(b.TempDir(), "copy.jsonl")
+	cfg.AgentDir, cfg.Getenv = b.TempDir(), func(string) string { return "" }
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		ag, err := agent.Open(path, cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := ag.Compact(b.Context(), agent.CompactRequest{Summarizer: agent.SummarizerChoice{Offline: true}}); err != nil {
+			b.Fatal(err)
+		}
+		ag.Close()
 	}
 }

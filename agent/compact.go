@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/prime-agent/prime/compaction"
+	"github.com/prime-agent/prime/hook"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/llm/registry"
 	"github.com/prime-agent/prime/session"
@@ -60,8 +61,16 @@ type CompactionResult struct {
 	// Entry is the compaction entry appended, a child of Plan.LeafID.
 	Entry *session.Entry
 	// Compaction is the summarizer's result: the summary, its details and
-	// usage, and whether code built it and why.
+	// usage, and whether code built it and why. When a hook supplied the
+	// compaction, it holds the hook's fields (FromHook).
 	Compaction *compaction.Result
+	// FromHook reports that a session_before_compact hook supplied the
+	// compaction (stored with fromHook true); Hook names it.
+	FromHook bool
+	Hook     string
+	// TransformedBy names the hooks that replaced the messages to
+	// summarize, in order.
+	TransformedBy []string
 	// TokensBefore is the context size the compaction replaced;
 	// TokensAfter the size of the context rebuilt after it (by chars/4:
 	// every usage on the path measured the context before).
@@ -139,63 +148,114 @@ func (a *Agent) PlanCompaction(ctx context.Context, req CompactRequest) (*Compac
 // built the summary, why) in details, the user's instructions and the
 // summary requests' usage. Then the context is rebuilt from the new leaf.
 //
-// The steps, and where extension hooks run:
+// The steps, with the extension hooks of [Config].Hooks:
 //
-//  1. session_before_compact (may cancel, replace the two message arrays,
-//     or supply the compaction itself);
-//  2. the summary (compaction.Compact: the model, or code);
-//  3. the append, the one write;
-//  4. session_compact — or session_compact_failed when any step failed
-//     or was cancelled.
+//  1. the summarizer's provider (the API key); a model that cannot be used
+//     fails here, before anything starts, unless a session_before_compact
+//     handler exists: it may supply the compaction, so the failure waits
+//     until one is needed;
+//  2. session_before_compact: a handler may cancel (a *CancelledError
+//     naming it), replace the two message arrays (the summarizer gets the
+//     final ones), or supply the compaction (stored with fromHook true; no
+//     model is asked);
+//  3. the summary (compaction.Compact: the model, or code);
+//  4. the append, the one write, and the rebuilt context;
+//  5. session_compact with the entry appended — or, when any step failed
+//     or was cancelled and nothing was written, session_compact_failed.
 //
 // A cancelled ctx (Ctrl-C) at any point before the append returns a
 // *CancelledError and writes nothing; so does any failure.
 func (a *Agent) RunCompaction(ctx context.Context, plan *CompactionPlan) (res *CompactionResult, err error) {
-	// No model or no key: fail before anything starts (as pi does).
-	p, model, err := provider(ctx, plan.reg, &plan.Summarizer)
-	if err != nil {
-		return nil, cancelled(ctx, OpCompaction, err)
+	hooks := a.hooks(plan.LeafID, hook.EventBeforeCompact, hook.EventCompact, hook.EventCompactFailed)
+	p, model, modelErr := provider(ctx, plan.reg, &plan.Summarizer)
+	if modelErr != nil && !hooks.Handles(hook.EventBeforeCompact) {
+		err = cancelled(ctx, OpCompaction, modelErr)
+		a.compactFailed(ctx, hooks, plan, err, false)
+		return nil, err
 	}
 	a.emit(Event{Kind: EventStart, Op: OpCompaction, Reason: plan.Reason, Summarizer: plan.Summarizer.Ref})
+	fromHook := false
 	defer func() {
 		err = cancelled(ctx, OpCompaction, err)
-		// Hook point: session_compact_failed, when err != nil and res ==
-		// nil (nothing was written), with the plan's reason, err, aborted =
-		// errors.Is(err, ErrCancelled) and willRetry = (reason ==
-		// ReasonOverflow).
+		if err != nil && res == nil {
+			a.compactFailed(ctx, hooks, plan, err, fromHook)
+		}
 		a.emit(Event{Kind: EventEnd, Op: OpCompaction, Reason: plan.Reason, Err: err, Aborted: isCancelled(err)})
 	}()
 
-	prep := plan.Preparation
-	// Hook point: session_before_compact, with the preparation (pi's field
-	// names: prep's JSON form), plan.Path as branchEntries,
-	// plan.Instructions, plan.Reason and ctx as the signal. A handler's
-	// cancel returns &CancelledError{Op: OpCompaction, Cause: <why>} here.
-	// A preparation result replaces prep with a copy whose
-	// MessagesToSummarize and TurnPrefixMessages are the handler's (later
-	// handlers see them). A valid custom compaction becomes `payload` below,
-	// with FromHook set and no call to compaction.Compact.
-
-	out, err := compaction.Compact(ctx, prep, compaction.Options{
-		Provider: p, Model: model, ThinkingLevel: plan.ThinkingLevel,
-		CustomInstructions: plan.Instructions, Progress: a.progress(OpCompaction),
+	a.hookStart(hooks, hook.EventBeforeCompact)
+	d, err := hooks.BeforeCompact(ctx, &hook.BeforeCompactEvent{
+		Preparation: plan.Preparation, BranchEntries: plan.Path, CustomInstructions: plan.Instructions,
+		Reason: hook.Reason(plan.Reason), WillRetry: plan.Reason == ReasonOverflow,
 	})
+	if d != nil {
+		a.hookReports(d.Reports)
+	}
 	if err != nil {
 		return nil, err
 	}
-	payload := out.Entry()
+	if d.Cancelled {
+		fromHook = true
+		return nil, hookCancelled(OpCompaction, d.CancelledBy)
+	}
+
+	var out *compaction.Result
+	payload := d.Compaction
+	if payload != nil {
+		fromHook = true
+		out = &compaction.Result{
+			Summary: payload.Summary, FirstKeptEntryID: payload.FirstKeptEntryID, TokensBefore: payload.TokensBefore,
+			Details: payload.Details, Usage: payload.Usage, CustomInstructions: payload.CustomInstructions,
+		}
+	} else {
+		if modelErr != nil {
+			return nil, modelErr
+		}
+		out, err = compaction.Compact(ctx, d.Preparation, compaction.Options{
+			Provider: p, Model: model, ThinkingLevel: plan.ThinkingLevel,
+			CustomInstructions: plan.Instructions, Progress: a.progress(OpCompaction),
+		})
+		if err != nil {
+			return nil, err
+		}
+		payload = out.Entry()
+	}
 
 	entry, err := a.appendAt(ctx, plan.LeafID, payload)
 	if err != nil {
 		return nil, err
 	}
-	res = &CompactionResult{Plan: plan, Entry: entry, Compaction: out, TokensBefore: payload.TokensBefore, Migrated: a.migrated}
-	if res.Context, err = a.s.Context(entry.ID); err != nil {
+	res = &CompactionResult{
+		Plan: plan, Entry: entry, Compaction: out, TokensBefore: payload.TokensBefore, Migrated: a.migrated,
+		FromHook: fromHook, Hook: d.CompactionBy, TransformedBy: d.TransformedBy,
+	}
+	res.Context, err = a.s.Context(entry.ID)
+	if err != nil {
 		// Not expected: the path decoded when the plan was made.
-		return res, fmt.Errorf("compaction %s written, but the context after it cannot be built: %w", entry.ID, err)
+		err = fmt.Errorf("compaction %s written, but the context after it cannot be built: %w", entry.ID, err)
 	}
 	res.TokensAfter = estimateAll(res.Context.Messages)
-	// Hook point: session_compact, with entry (fromHook as written) and
-	// whether a hook supplied it.
-	return res, nil
+	nctx, cancel := notifyContext(ctx)
+	defer cancel()
+	a.hookStart(hooks, hook.EventCompact)
+	a.hookReports(hooks.Compact(nctx, &hook.CompactEvent{
+		CompactionEntry: entry, FromExtension: fromHook, Reason: hook.Reason(plan.Reason), WillRetry: plan.Reason == ReasonOverflow,
+	}))
+	return res, err
+}
+
+// compactFailed dispatches session_compact_failed for a compaction that
+// wrote nothing. fromHook reports that a hook cancelled it or supplied the
+// compaction that could not be stored.
+func (a *Agent) compactFailed(ctx context.Context, hooks *hook.Runner, plan *CompactionPlan, err error, fromHook bool) {
+	if !hooks.Handles(hook.EventCompactFailed) {
+		return
+	}
+	nctx, cancel := notifyContext(ctx)
+	defer cancel()
+	a.hookStart(hooks, hook.EventCompactFailed)
+	a.hookReports(hooks.CompactFailed(nctx, &hook.CompactFailedEvent{
+		Reason: hook.Reason(plan.Reason), ErrorMessage: err.Error(), Aborted: isCancelled(err),
+		WillRetry: plan.Reason == ReasonOverflow, FromExtension: fromHook,
+	}))
 }

@@ -1,8 +1,8 @@
 // Package agent runs the operations of a session that need more than one
 // of Prime's parts: it is the one place that brings together the session
 // file (package session), the compaction engine (compaction), the settings
-// (settings) and the models (llm, llm/registry), and later the extension
-// hooks (hook) and the agent loop. The TUI, print mode, RPC mode and the
+// (settings), the models (llm, llm/registry) and the extension hooks
+// (hook), and later the agent loop. The TUI, print mode, RPC mode and the
 // "prime compact" and "prime branch" commands all call the same methods.
 //
 // For now it provides two operations:
@@ -16,12 +16,13 @@
 // While a model works, [Config].Events hears what happens: the operation's
 // start, each summary request, the streamed text, the provider's retries,
 // the smaller requests after a context overflow, the fallback to the
-// summary built by code, and the end.
+// summary built by code, the hooks that run and what went wrong with them,
+// and the end.
 //
 //	ag, err := agent.Load(path, agent.Config{Settings: st, Events: show})
 //	res, err := ag.Compact(ctx, agent.CompactRequest{Instructions: "focus on the parser"})
 //	// errors.Is(err, compaction.ErrNothingToCompact / ErrAlreadyCompacted): an outcome, not a failure
-//	// errors.Is(err, agent.ErrCancelled): Ctrl-C; nothing was written
+//	// errors.Is(err, agent.ErrCancelled): Ctrl-C or a hook's cancel; nothing was written
 //	// errors.As(err, &modelErr): no model, unknown model, or no API key
 //
 // # Compaction
@@ -75,10 +76,15 @@
 // from (the spec's meaning; pi stores the new position) is appended as a
 // child of the new leaf, and becomes the leaf.
 //
-// Without a summary nothing is written, and that is a decision: a session
-// file has no record of "the leaf moved". As in pi (pi-reference §1.6), the
-// leaf after loading is the last entry appended, so only an append makes a
-// move survive. The agent's session moves its leaf in memory (the next
+// A label (NavigateRequest.Label, or a hook's) is appended after that, as
+// a label entry for the summary entry, or without a summary for the
+// target, at the new leaf; it becomes the leaf (pi's navigateTree, §5.1
+// steps 7–8).
+//
+// Without a summary or a label nothing is written, and that is a decision:
+// a session file has no record of "the leaf moved". As in pi
+// (pi-reference §1.6), the leaf after loading is the last entry appended,
+// so only an append makes a move survive. The agent's session moves its leaf in memory (the next
 // entry appended in this process continues from there: the TUI's case); a
 // one-shot command has nothing to keep, and says so. A target that is the
 // entry navigated from does nothing; a branch with no message to summarize
@@ -87,19 +93,52 @@
 //
 // # Hooks
 //
-// The hook package is not wired yet. Its five events have their places,
-// marked "Hook point" in the code:
+// [Config].Hooks is a hook.Runner (hook.New: the command hooks of the
+// settings and any in-process handlers; nil for none). Both operations
+// dispatch its events at fixed points, always through the runner, so the
+// commands, the TUI and an embedding program see the same behaviour:
 //
-//   - session_before_compact: [Agent.RunCompaction], after the provider is
-//     resolved and EventStart, before compaction.Compact; it may cancel,
-//     replace the preparation's two message arrays, or supply the
-//     compaction (then persisted with fromHook set, no model asked);
-//   - session_compact: [Agent.RunCompaction], after the append and the
-//     rebuilt context;
-//   - session_compact_failed: [Agent.RunCompaction]'s deferred end, when
-//     nothing was written (failure or cancellation; willRetry for an
-//     overflow);
-//   - session_before_tree: [Agent.RunNavigation], before the summary, on
-//     every navigation (summary asked for or not), as in pi;
-//   - session_tree: [Agent.RunNavigation], after the append or the move.
+//   - session_before_compact ([Agent.RunCompaction]) after the plan, with
+//     the preparation, the path as branchEntries, the instructions, the
+//     reason and willRetry (reason overflow). A cancel writes nothing and
+//     returns a *CancelledError whose Hook names the handler (Cause
+//     [ErrHookCancelled]); transformed message arrays are what the
+//     summarizer gets; a valid compaction a handler supplies is appended
+//     with fromHook true and no model is asked;
+//   - session_compact after the append and the rebuilt context, with the
+//     entry exactly as written;
+//   - session_compact_failed whenever a compaction (after its plan) ends
+//     without writing: a failure, Ctrl-C, or a hook's cancel (aborted for
+//     the last two; fromExtension when a hook cancelled, or supplied the
+//     compaction that could not be stored). "Nothing to compact" is an
+//     outcome of the plan, not a failure, and fires nothing;
+//   - session_before_tree ([Agent.RunNavigation]) on every navigation that
+//     moves, summary asked for or not (as in pi; a target that is where the
+//     navigation starts fires nothing). A cancel leaves the leaf and the
+//     file as they were; a handler's summary is used only when the user
+//     asked for one (fromHook true); its instructions replace the user's
+//     for Prime's summary; a label, the user's or a handler's, is appended
+//     as a label entry after the summary (for the summary entry) or, with
+//     no summary, for the target at the new leaf, and becomes the leaf, as
+//     pi's navigateTree does;
+//   - session_tree after the appends or the move.
+//
+// Model resolution and hooks: the summarizer's provider (the API key) is
+// resolved before the before-event. When no handler of that event exists,
+// a model that cannot be used fails at once, before anything starts (as in
+// pi). When one exists, the failure waits: the handler runs, and the
+// operation fails with the model error only if no handler supplied the
+// summary. So a hook that writes summaries makes a key unnecessary, and a
+// hook that only reshapes the input still learns of the attempt through
+// session_compact_failed.
+//
+// Handlers that fail, time out or answer invalidly are reported as
+// EventHookReport events as each dispatch ends; the hooks skipped for an
+// operation's events (an untrusted project, --no-hooks, an unknown event)
+// are reported the same way when it starts. EventHooks announces the
+// handlers about to run, so that a slow hook is visible. Command hooks get
+// the session file (PRIME_SESSION_FILE, absolute), the session id
+// (PRIME_SESSION_ID) and the entry the operation starts from
+// (PRIME_LEAF_ID) in their environment. After-events are dispatched even
+// after Ctrl-C, with at most a few seconds for their handlers.
 package agent

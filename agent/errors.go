@@ -15,8 +15,9 @@ import (
 // wraps session.ErrNotFound.
 var (
 	// ErrCancelled means the operation was stopped before it wrote
-	// anything: its context was cancelled (Ctrl-C) or, later, a hook
-	// cancelled it. The error is a *CancelledError.
+	// anything: its context was cancelled (Ctrl-C) or a hook cancelled it
+	// (session_before_compact, session_before_tree). The error is a
+	// *CancelledError.
 	ErrCancelled = errors.New("cancelled")
 	// ErrNoModel means no summarizer model was named anywhere: not in the
 	// request, not in compaction.model, not in the session.
@@ -27,18 +28,34 @@ var (
 type CancelledError struct {
 	// Op is the operation stopped.
 	Op Op
-	// Cause is why: the context's error, or a hook's refusal.
+	// Hook names the hook that cancelled the operation; empty when the
+	// context did.
+	Hook string
+	// Cause is why: the context's error, or ErrHookCancelled.
 	Cause error
 }
 
-// Error says what was cancelled and that nothing was written, e.g.
-// "compaction cancelled, nothing written".
+// ErrHookCancelled is the Cause of a [CancelledError] when a hook answered
+// cancel.
+var ErrHookCancelled = errors.New("a hook cancelled it")
+
+// Error says what was cancelled, by whom, and that nothing was written,
+// e.g. "compaction cancelled, nothing written" or "compaction cancelled by
+// hook "./check.sh", nothing written".
 func (e *CancelledError) Error() string {
+	if e.Hook != "" {
+		return fmt.Sprintf("%s cancelled by hook %q, nothing written", e.Op, e.Hook)
+	}
 	msg := string(e.Op) + " cancelled, nothing written"
 	if e.Cause != nil && !errors.Is(e.Cause, context.Canceled) {
 		msg += ": " + e.Cause.Error()
 	}
 	return msg
+}
+
+// hookCancelled is the error of an operation a hook cancelled.
+func hookCancelled(op Op, by string) *CancelledError {
+	return &CancelledError{Op: op, Hook: by, Cause: ErrHookCancelled}
 }
 
 // Unwrap returns ErrCancelled and the cause.

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/prime-agent/prime/compaction"
+	"github.com/prime-agent/prime/hook"
 )
 
 // Op names an operation of the agent.
@@ -13,6 +14,9 @@ type Op string
 const (
 	OpCompaction    Op = "compaction"
 	OpBranchSummary Op = "branch summary"
+	// OpNavigation is a move in the tree without a summary asked for
+	// (named in the error when it is cancelled).
+	OpNavigation Op = "navigation"
 )
 
 // Reason says why a compaction runs (pi's compaction_start reason).
@@ -32,7 +36,8 @@ const (
 // EventKind says what an [Event] announces.
 type EventKind int
 
-// Kinds of event, in the order an operation sends them.
+// Kinds of event. Start, request, text, retry, overflowRetry, fallback and
+// end come in that order; hooks and hookReport whenever hooks run.
 const (
 	// EventStart: an operation begins (Op, and Reason for a compaction).
 	// Every EventStart is followed by exactly one EventEnd.
@@ -56,9 +61,18 @@ const (
 	// EventEnd: the operation is over. Err is nil on success; Aborted
 	// reports a cancellation (nothing was written).
 	EventEnd
+	// EventHooks: the handlers of a hook event (HookEvent, such as
+	// "session_before_compact") are about to run, in the order of
+	// Handlers. Sent only when there are handlers.
+	EventHooks
+	// EventHookReport: a hook did not do its job, or was skipped
+	// (HookReport says which, for which event, and what happened). Skipped
+	// hooks are reported at the start of every operation whose events they
+	// are declared for; the others as their event's dispatch ends.
+	EventHookReport
 )
 
-var eventKindNames = [...]string{"start", "request", "text", "retry", "overflowRetry", "fallback", "end"}
+var eventKindNames = [...]string{"start", "request", "text", "retry", "overflowRetry", "fallback", "end", "hooks", "hookReport"}
 
 // String names the kind ("start", "request", ...).
 func (k EventKind) String() string {
@@ -85,4 +99,10 @@ type Event struct {
 	Message    string
 	Err        error
 	Aborted    bool
+	// HookEvent is the extension event (EventHooks, EventHookReport),
+	// Handlers the handlers about to run (EventHooks), HookReport what
+	// happened to one of them (EventHookReport).
+	HookEvent  string
+	Handlers   []string
+	HookReport *hook.Report
 }

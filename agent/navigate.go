@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/prime-agent/prime/compaction"
+	"github.com/prime-agent/prime/hook"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/llm/registry"
 	"github.com/prime-agent/prime/session"
@@ -25,6 +26,10 @@ type NavigateRequest struct {
 	// whole task.
 	Instructions        string
 	ReplaceInstructions bool
+	// Label, when not blank, bookmarks where the navigation lands (pi's
+	// label option): a label entry is appended for the summary entry, or
+	// for the target when there is no summary, and becomes the leaf.
+	Label string
 	// Summarizer says which model writes the summary.
 	Summarizer SummarizerChoice
 }
@@ -35,6 +40,8 @@ type NavigationPlan struct {
 	Summarize           bool
 	Instructions        string
 	ReplaceInstructions bool
+	// Label is the request's, trimmed.
+	Label string
 	// Branch holds the entry navigated from (OldLeafID, "" for an empty
 	// session), the target, their common ancestor and the entries of the
 	// branch being left.
@@ -76,8 +83,23 @@ type NavigationResult struct {
 	// Plan.NewLeafID whose fromId is the entry navigated from; nil when
 	// none was written.
 	SummaryEntry *session.Entry
-	// Summary is the summarizer's result, nil without a summary.
+	// Summary is the summarizer's result, nil without a summary. When a
+	// hook supplied the summary (FromHook), it holds the hook's text and
+	// details.
 	Summary *compaction.BranchResult
+	// FromHook reports that a session_before_tree hook supplied the
+	// summary (stored with fromHook true); Hook names it.
+	FromHook bool
+	Hook     string
+	// Label is the label after the hooks' overrides, and LabelEntry the
+	// label entry appended for it (the summary entry's, else the
+	// target's); nil without a label.
+	Label      string
+	LabelEntry *session.Entry
+	// Instructions and ReplaceInstructions are what the summary was asked
+	// with, after the hooks' overrides.
+	Instructions        string
+	ReplaceInstructions bool
 	// NotSummarized says why no summary was written although one was asked
 	// for: compaction's *NotCompactableError wrapping
 	// ErrNothingToSummarize (the branch holds no message).
@@ -86,11 +108,11 @@ type NavigationResult struct {
 	Migrated bool
 }
 
-// Written reports whether the navigation wrote to the session file. Only a
-// branch summary is written: like pi, Prime does not store a bare move of the
-// leaf (the file's leaf is the last entry appended), so without a summary
-// the move lasts as long as this agent's session.
-func (r *NavigationResult) Written() bool { return r.SummaryEntry != nil }
+// Written reports whether the navigation wrote to the session file: a
+// branch summary, a label, or both. Like pi, Prime does not store a bare
+// move of the leaf (the file's leaf is the last entry appended), so without
+// either the move lasts as long as this agent's session.
+func (r *NavigationResult) Written() bool { return r.SummaryEntry != nil || r.LabelEntry != nil }
 
 // Navigate moves to another point of the session tree, summarizing the
 // branch left when asked: [Agent.PlanNavigation], then [Agent.RunNavigation].
@@ -126,6 +148,7 @@ func (a *Agent) PlanNavigation(ctx context.Context, req NavigateRequest) (*Navig
 	}
 	plan := &NavigationPlan{
 		Summarize: req.Summarize, Instructions: strings.TrimSpace(req.Instructions), ReplaceInstructions: req.ReplaceInstructions,
+		Label:    strings.TrimSpace(req.Label),
 		Branch:   compaction.CollectBranch(oldPath, a.s.Path(target.ID)),
 		AtTarget: from == target.ID,
 	}
@@ -158,80 +181,145 @@ func (a *Agent) PlanNavigation(ctx context.Context, req NavigateRequest) (*Navig
 }
 
 // RunNavigation carries out a plan. With a summary asked for and a branch
-// that has messages, the summary (the model's, or code's) is appended as a
-// child of the new leaf (session.AppendAt; fromId is the entry navigated
-// from) and becomes the leaf: the one write, which makes the move survive a
-// reload. Otherwise nothing is written and the leaf moves in this agent's
-// session only (see [NavigationResult.Written]).
+// that has messages, the summary (the model's, code's, or a hook's) is
+// appended as a child of the new leaf (session.AppendAt; fromId is the entry
+// navigated from) and becomes the leaf: the one write, which makes the move
+// survive a reload. With a label, a label entry follows it (or, without a
+// summary, is appended at the new leaf for the target), as pi's
+// navigateTree does. Otherwise nothing is written and the leaf moves in
+// this agent's session only (see [NavigationResult.Written]).
 //
-// The steps, and where extension hooks run:
+// The steps, with the extension hooks of [Config].Hooks:
 //
-//  1. session_before_tree, always (may cancel, supply the summary, or
-//     override the instructions and label);
-//  2. the summary, when asked for (compaction.SummarizeBranch);
-//  3. the append, or the move of the leaf in memory;
-//  4. session_tree.
+//  1. when a model will write the summary, its provider (the API key); a
+//     model that cannot be used fails here unless a session_before_tree
+//     handler exists, which may supply the summary;
+//  2. session_before_tree, on every navigation, summary asked for or not
+//     (as in pi): a handler may cancel (a *CancelledError naming it; the
+//     leaf stays, nothing is written), supply the summary (used only when
+//     the user asked for one), or override the instructions and the label;
+//  3. the summary, when asked for and no hook supplied one
+//     (compaction.SummarizeBranch);
+//  4. the appends (summary, label), or the move of the leaf in memory;
+//  5. session_tree.
 //
-// A cancelled ctx before the append returns a *CancelledError; nothing is
-// written and the leaf does not move.
+// A cancelled ctx before the first append returns a *CancelledError;
+// nothing is written and the leaf does not move. Once the summary is
+// written, its label is written too.
 func (a *Agent) RunNavigation(ctx context.Context, plan *NavigationPlan) (res *NavigationResult, err error) {
 	res = &NavigationResult{Plan: plan, LeafID: plan.NewLeafID, EditorText: plan.EditorText}
 	if plan.AtTarget {
 		res.LeafID, res.EditorText = plan.Branch.OldLeafID, ""
 		return res, nil
 	}
-	// Hook point: session_before_tree, with targetId, oldLeafId,
-	// commonAncestorId, entriesToSummarize (plan.Branch.Entries),
-	// userWantsSummary (plan.Summarize), the instructions and ctx as the
-	// signal. A cancel returns &CancelledError{Op: OpBranchSummary, ...}
-	// here; a summary it supplies (used only when plan.Summarize) becomes
-	// `payload` below with FromHook set, skipping SummarizeBranch; its
-	// instruction overrides replace plan.Instructions and
-	// plan.ReplaceInstructions for step 2.
+	op := OpNavigation
+	if plan.Summarize {
+		op = OpBranchSummary
+	}
+	hooks := a.hooks(plan.Branch.OldLeafID, hook.EventBeforeTree, hook.EventTree)
+	var p llm.Provider
+	var model llm.Model
+	var modelErr error
+	if plan.Summarize && len(plan.Preparation.Messages) > 0 {
+		p, model, modelErr = provider(ctx, plan.reg, &plan.Summarizer)
+		if modelErr != nil && !hooks.Handles(hook.EventBeforeTree) {
+			return nil, cancelled(ctx, op, modelErr)
+		}
+	}
+
+	a.hookStart(hooks, hook.EventBeforeTree)
+	d, err := hooks.BeforeTree(ctx, &hook.BeforeTreeEvent{Preparation: hook.TreePreparation{
+		TargetID: plan.Branch.TargetID, OldLeafID: plan.Branch.OldLeafID, CommonAncestorID: plan.Branch.CommonAncestorID,
+		EntriesToSummarize: plan.Branch.Entries, UserWantsSummary: plan.Summarize,
+		CustomInstructions: plan.Instructions, ReplaceInstructions: plan.ReplaceInstructions, Label: plan.Label,
+	}})
+	a.hookReports(d.Reports)
+	if err != nil {
+		return nil, &CancelledError{Op: op, Cause: err}
+	}
+	if d.Cancelled {
+		return nil, hookCancelled(op, d.CancelledBy)
+	}
+	res.Instructions = strings.TrimSpace(d.Preparation.CustomInstructions)
+	res.ReplaceInstructions = d.Preparation.ReplaceInstructions
+	res.Label = strings.TrimSpace(d.Preparation.Label)
 
 	var payload *session.BranchSummaryEntry
 	switch {
+	case d.Summary != nil:
+		payload = d.Summary.Entry(plan.Branch.OldLeafID)
+		res.Summary = &compaction.BranchResult{Summary: payload.Summary, Details: payload.Details}
+		res.FromHook, res.Hook = true, d.SummaryBy
 	case !plan.Summarize:
 	case len(plan.Preparation.Messages) == 0:
 		// Known before any model is needed: a navigation offline or
 		// without a key to a branch with no messages still works.
 		_, res.NotSummarized = compaction.SummarizeBranch(ctx, plan.Preparation, compaction.Options{})
+	case modelErr != nil:
+		return nil, cancelled(ctx, op, modelErr)
 	default:
-		p, model, err := provider(ctx, plan.reg, &plan.Summarizer)
-		if err != nil {
-			return nil, cancelled(ctx, OpBranchSummary, err)
-		}
-		out, err := a.summarizeBranch(ctx, plan, p, model)
+		out, err := a.summarizeBranch(ctx, plan, res, p, model)
 		if err != nil {
 			return nil, err
 		}
 		res.Summary, payload = out, out.Entry(plan.Branch.OldLeafID)
 	}
 
+	if err := a.land(ctx, plan, res, payload); err != nil {
+		return nil, cancelled(ctx, op, err)
+	}
+	nctx, cancel := notifyContext(ctx)
+	defer cancel()
+	a.hookStart(hooks, hook.EventTree)
+	a.hookReports(hooks.Tree(nctx, &hook.TreeEvent{
+		NewLeafID: res.LeafID, OldLeafID: plan.Branch.OldLeafID, SummaryEntry: res.SummaryEntry,
+		FromExtension: res.FromHook && res.SummaryEntry != nil,
+	}))
+	return res, nil
+}
+
+// land writes the navigation's entries and moves the leaf: the summary
+// (payload, when not nil) as a child of the new leaf, then the label entry
+// as a child of whatever is the leaf by then. Without a summary the leaf
+// moves in memory first (a label entry then records the move). Nothing is
+// written when ctx is done before the first append; once the summary is
+// written, its label is written regardless.
+func (a *Agent) land(ctx context.Context, plan *NavigationPlan, res *NavigationResult, payload *session.BranchSummaryEntry) error {
+	labelTarget := plan.Branch.TargetID
 	if payload != nil {
 		entry, err := a.appendAt(ctx, plan.NewLeafID, payload)
 		if err != nil {
-			return nil, cancelled(ctx, OpBranchSummary, err)
+			return err
 		}
 		res.SummaryEntry, res.LeafID, res.Migrated = entry, entry.ID, a.migrated
-	} else {
+		labelTarget, ctx = entry.ID, context.WithoutCancel(ctx)
+	} else if res.Label == "" {
 		if err := ctx.Err(); err != nil {
-			return nil, &CancelledError{Op: OpBranchSummary, Cause: err}
+			return err
 		}
 		if plan.NewLeafID == "" {
 			a.s.ResetLeaf()
-		} else if err := a.s.SetLeaf(plan.NewLeafID); err != nil {
-			return nil, err
+			return nil
 		}
+		return a.s.SetLeaf(plan.NewLeafID)
 	}
-	// Hook point: session_tree, with newLeafId (res.LeafID), oldLeafId,
-	// the summary entry, and whether a hook supplied it.
-	return res, nil
+	if res.Label == "" {
+		return nil
+	}
+	entry, err := a.appendAt(ctx, res.LeafID, &session.LabelEntry{TargetID: labelTarget, Label: res.Label})
+	if err != nil {
+		if res.SummaryEntry != nil {
+			return fmt.Errorf("branch summary %s written, but not its label: %w", res.SummaryEntry.ID, err)
+		}
+		return err
+	}
+	res.LabelEntry, res.LeafID, res.Migrated = entry, entry.ID, a.migrated
+	return nil
 }
 
 // summarizeBranch writes the summary of the branch being left, between an
 // EventStart and an EventEnd.
-func (a *Agent) summarizeBranch(ctx context.Context, plan *NavigationPlan, p llm.Provider, model llm.Model) (out *compaction.BranchResult, err error) {
+func (a *Agent) summarizeBranch(ctx context.Context, plan *NavigationPlan, res *NavigationResult, p llm.Provider, model llm.Model) (out *compaction.BranchResult, err error) {
 	a.emit(Event{Kind: EventStart, Op: OpBranchSummary, Summarizer: plan.Summarizer.Ref})
 	defer func() {
 		err = cancelled(ctx, OpBranchSummary, err)
@@ -239,7 +327,7 @@ func (a *Agent) summarizeBranch(ctx context.Context, plan *NavigationPlan, p llm
 	}()
 	return compaction.SummarizeBranch(ctx, plan.Preparation, compaction.Options{
 		Provider: p, Model: model, ThinkingLevel: plan.ThinkingLevel,
-		CustomInstructions: plan.Instructions, ReplaceInstructions: plan.ReplaceInstructions,
+		CustomInstructions: res.Instructions, ReplaceInstructions: res.ReplaceInstructions,
 		ReserveTokens: plan.ReserveTokens, Progress: a.progress(OpBranchSummary),
 	})
 }

@@ -1,18 +1,18 @@
 package hook
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/prime-agent/prime/internal/proctest"
 	"github.com/prime-agent/prime/settings"
 )
 
@@ -27,32 +27,6 @@ func hookDecl(event, command string, args ...string) map[string]any {
 		args = []string{}
 	}
 	return map[string]any{"event": event, "command": command, "args": args}
-}
-
-// processGone reports whether pid has exited. A zombie (killed, waiting for
-// a parent that does not reap it, as PID 1 in a container may) has exited.
-func processGone(pid int) bool {
-	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-		return true
-	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return errors.Is(err, os.ErrNotExist)
-	}
-	i := bytes.LastIndexByte(stat, ')')
-	return i >= 0 && i+2 < len(stat) && stat[i+2] == 'Z'
-}
-
-// waitGone waits (generously, for a loaded machine) until pid has exited.
-func waitGone(t *testing.T, pid int) {
-	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if processGone(pid) {
-			return
-		}
-	}
-	_ = syscall.Kill(pid, syscall.SIGKILL)
-	t.Fatalf("process %d is still running", pid)
 }
 
 // readPID waits for a script to write its background process's id.
@@ -99,7 +73,7 @@ echo '{"cancel": true}'
 		rep.Output != "thinking hard" || rep.Source.Key != "hooks[0]" {
 		t.Errorf("report %#v", rep)
 	}
-	waitGone(t, readPID(t, pidFile))
+	proctest.WaitGone(t, readPID(t, pidFile))
 }
 
 func TestCommandCancelledWithItsContext(t *testing.T) {
@@ -123,7 +97,7 @@ func TestCommandCancelledWithItsContext(t *testing.T) {
 	if len(d.Reports) != 0 {
 		t.Errorf("the user's cancellation was reported as the hook's failure: %v", d.Reports)
 	}
-	waitGone(t, pid)
+	proctest.WaitGone(t, pid)
 }
 
 func TestCommandLeftoversAreKilled(t *testing.T) {
@@ -140,7 +114,7 @@ func TestCommandLeftoversAreKilled(t *testing.T) {
 	if !d.Cancelled || len(d.Reports) != 0 {
 		t.Fatalf("decision %+v", d)
 	}
-	waitGone(t, readPID(t, pidFile))
+	proctest.WaitGone(t, readPID(t, pidFile))
 }
 
 func TestCommandFailures(t *testing.T) {
@@ -333,7 +307,10 @@ cat > /dev/null
 	if s, err = s.Trust(context.Background(), projectDir); err != nil {
 		t.Fatal(err)
 	}
-	r := New(s, Options{Env: []string{"PRIME_SESSION_FILE=/tmp/s.jsonl", "OUT=" + out}})
+	// WithEnv adds to Options.Env and wins over it; the runner it was made
+	// from keeps its own environment.
+	base := New(s, Options{Env: []string{"PRIME_SESSION_FILE=/tmp/old.jsonl", "OUT=" + out}})
+	r := base.WithEnv("PRIME_SESSION_FILE=/tmp/s.jsonl")
 	if reps := r.Compact(context.Background(), &CompactEvent{}); len(reps) != 0 {
 		t.Fatal(reps)
 	}
@@ -344,6 +321,12 @@ cat > /dev/null
 	want := strings.Join([]string{s.ProjectDir(), EventCompact, s.ProjectFile(), s.ProjectDir(), "/tmp/s.jsonl", "two words"}, "\n") + "\n"
 	if string(got) != want {
 		t.Errorf("the hook saw:\n%s\nwant:\n%s", got, want)
+	}
+	if reps := base.Compact(context.Background(), &CompactEvent{}); len(reps) != 0 {
+		t.Fatal(reps)
+	}
+	if got, _ := os.ReadFile(out); !strings.Contains(string(got), "/tmp/old.jsonl") {
+		t.Errorf("WithEnv changed the runner it was made from:\n%s", got)
 	}
 }
 
@@ -432,10 +415,10 @@ func TestSkippedHooks(t *testing.T) {
 	if len(skipped) != 2 {
 		t.Fatalf("skipped: %v", skipped)
 	}
-	if sk := skipped[0]; sk.Kind != Skipped || sk.Event != "session_compacted" || !strings.Contains(sk.Detail, `Prime emits no event "session_compacted"`) {
+	if sk := skipped[0]; sk.Kind != Skipped || sk.Skip != SkipUnknownEvent || sk.Event != "session_compacted" || !strings.Contains(sk.Detail, `Prime emits no event "session_compacted"`) {
 		t.Errorf("skipped[0] = %v", sk)
 	}
-	if sk := skipped[1]; sk.Source.Scope != settings.Project || sk.Handler != script+" project" ||
+	if sk := skipped[1]; sk.Source.Scope != settings.Project || sk.Skip != SkipUntrusted || sk.Handler != script+" project" ||
 		!strings.Contains(sk.Error(), "the project "+s.ProjectDir()+" is not trusted") || !strings.Contains(sk.Detail, `run "prime trust" in it`) {
 		t.Errorf("skipped[1] = %v", sk)
 	}
@@ -453,10 +436,13 @@ func TestSkippedHooks(t *testing.T) {
 	if got := ran(t, r); got != "go" {
 		t.Errorf("disabled: ran %q", got)
 	}
-	if sk := r.Skipped(); len(sk) != 3 || !strings.Contains(sk[0].Detail, "hooks are disabled (--no-hooks)") {
+	if sk := r.Skipped(); len(sk) != 3 || sk[0].Skip != SkipDisabled || !strings.Contains(sk[0].Detail, "hooks are disabled (--no-hooks)") {
 		t.Errorf("disabled: skipped %v", sk)
 	}
 	if r.Handles(EventBeforeCompact) || !r.Handles(EventCompact) {
 		t.Error("Handles")
+	}
+	if got := New(trusted, Options{Hooks: goHook}).Handlers(EventCompact); !slices.Equal(got, []string{"go", script + " global", script + " project"}) {
+		t.Errorf("Handlers = %q", got)
 	}
 }

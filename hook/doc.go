@@ -16,6 +16,7 @@
 //
 //	r := hook.New(st, hook.Options{Disabled: noHooks, Hooks: embedded})
 //	for _, s := range r.Skipped() { warn(s) } // untrusted project, --no-hooks, unknown event
+//	ag := agent.New(sess, agent.Config{Settings: st, Hooks: r}) // package agent does what follows
 //
 // A compaction:
 //
@@ -216,7 +217,9 @@
 // The command runs in [Options.Dir], by default the project directory
 // (else Prime's working directory), with Prime's environment plus
 // PRIME_HOOK_EVENT (the event), PRIME_HOOK_SETTINGS (the declaring file),
-// PRIME_PROJECT_DIR (when there is a project) and [Options.Env].
+// PRIME_PROJECT_DIR (when there is a project), [Options.Env] and what
+// [Runner.WithEnv] adds (package agent adds PRIME_SESSION_FILE,
+// PRIME_SESSION_ID and PRIME_LEAF_ID for each operation).
 //
 // # Trust
 //
@@ -224,8 +227,9 @@
 // anything on the machine of whoever opens it. They run only once the user
 // has trusted the project ([settings.Settings.Trusted], recorded by
 // "prime trust" in the global settings, which a project cannot write).
-// Until then [Runner.Skipped] lists each of them with the reason and the
-// command that changes it. Options.Disabled (--no-hooks) skips every
+// Until then [Runner.Skipped] lists each of them with the reason (its
+// [Report.Skip] says which, for callers that group them) and the command
+// that changes it. Options.Disabled (--no-hooks) skips every
 // command hook, and hooks for events Prime does not emit are skipped with
 // the list of the events it does. In-process handlers are code the
 // embedding program chose and always run.

@@ -8,38 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prime-agent/prime/internal/mdblocks"
 	"github.com/prime-agent/prime/session"
 	"github.com/prime-agent/prime/settings"
 )
-
-// docBlocks returns the code blocks of a Markdown file that follow a
-// "<!-- tested: NAME -->" line, by name.
-func docBlocks(t *testing.T, file string) map[string]string {
-	t.Helper()
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	blocks := map[string]string{}
-	lines := strings.Split(string(data), "\n")
-	for i := 0; i < len(lines); i++ {
-		rest, ok := strings.CutPrefix(lines[i], "<!-- tested: ")
-		if !ok {
-			continue
-		}
-		name, _, _ := strings.Cut(rest, " ")
-		name = strings.TrimSuffix(name, "-->")
-		if i+1 >= len(lines) || !strings.HasPrefix(lines[i+1], "```") {
-			t.Fatalf("%s:%d: no code block after the marker", file, i+1)
-		}
-		var b strings.Builder
-		for i += 2; i < len(lines) && lines[i] != "```"; i++ {
-			b.WriteString(lines[i] + "\n")
-		}
-		blocks[name] = b.String()
-	}
-	return blocks
-}
 
 // TestDocsExample runs the command hook of docs/hooks.md exactly as the
 // documentation gives it: the script, declared by the settings shown
@@ -49,7 +21,10 @@ func TestDocsExample(t *testing.T) {
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("python3 is not installed; the documented example is a Python script")
 	}
-	blocks := docBlocks(t, filepath.Join("..", "docs", "hooks.md"))
+	blocks, err := mdblocks.Tested(filepath.Join("..", "docs", "hooks.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, name := range []string{"user-requests.py", "settings.json", "summary"} {
 		if blocks[name] == "" {
 			t.Fatalf("docs/hooks.md has no tested block %q", name)

@@ -53,6 +53,33 @@ func (k Kind) String() string {
 // MarshalText returns the kind's name ("timed out", "invalid result", …).
 func (k Kind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
 
+// SkipReason says why a command hook was skipped.
+type SkipReason uint8
+
+// The reasons for [Skipped] reports.
+const (
+	// SkipDisabled: command hooks are turned off ([Options.Disabled],
+	// --no-hooks).
+	SkipDisabled SkipReason = iota + 1
+	// SkipUnknownEvent: the hook names an event Prime does not emit.
+	SkipUnknownEvent
+	// SkipUntrusted: the hook comes from a project the user has not
+	// trusted.
+	SkipUntrusted
+)
+
+func (s SkipReason) String() string {
+	switch s {
+	case SkipDisabled:
+		return "disabled"
+	case SkipUnknownEvent:
+		return "unknown event"
+	case SkipUntrusted:
+		return "untrusted"
+	}
+	return fmt.Sprintf("SkipReason(%d)", uint8(s))
+}
+
 // Report tells the user about a handler that was skipped or that did not do
 // its job. Dispatch never stops for a failing handler: it is reported and
 // the next one runs. A Report is an error so that callers can join or wrap
@@ -60,6 +87,10 @@ func (k Kind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
 // the settings file and key that declare it.
 type Report struct {
 	Kind Kind
+	// Skip says why a Skipped handler was skipped; zero for other kinds.
+	// Callers group skipped hooks by it ("3 hooks skipped: project not
+	// trusted").
+	Skip SkipReason
 	// Event is the event being dispatched (for a skipped hook, the event it
 	// is declared for).
 	Event string
@@ -98,14 +129,18 @@ func (r Report) Error() string {
 }
 
 // MarshalJSONTo writes the report for --json output: {"kind", "event",
-// "handler", "detail", and, when they apply, "scope" ("global" or
-// "project"), "file", "key", "exitCode", "output"}.
+// "handler", "detail", and, when they apply, "skip" ("disabled",
+// "unknown event", "untrusted"), "scope" ("global" or "project"), "file",
+// "key", "exitCode", "output"}.
 func (r Report) MarshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonwire.WriteObject(enc, func(w *jsonwire.ObjectWriter) {
 		w.Str("kind", r.Kind.String())
 		w.Str("event", r.Event)
 		w.Str("handler", r.Handler)
 		w.Str("detail", r.Detail)
+		if r.Skip != 0 {
+			w.Str("skip", r.Skip.String())
+		}
 		if r.Source.File != "" {
 			w.Str("scope", r.Source.Scope.String())
 			w.Str("file", r.Source.File)

@@ -21,6 +21,12 @@ func TestReportText(t *testing.T) {
 			`{"kind":"failed","event":"session_before_compact","handler":"./s.sh --x","detail":"exited with status 2","scope":"project","file":"/p/.prime/agent/settings.json","key":"hooks[1]","exitCode":2,"output":"line 1\nline 2\n"}`,
 		},
 		{
+			Report{Kind: Skipped, Skip: SkipUntrusted, Event: EventTree, Handler: "./t.sh", Detail: "not run: untrusted",
+				Source: settings.Source{Scope: settings.Project, File: "/p/.prime/agent/settings.json", Key: "hooks[0]"}},
+			`session_tree: hook "./t.sh" (project settings hooks[0], /p/.prime/agent/settings.json): not run: untrusted`,
+			`{"kind":"skipped","event":"session_tree","handler":"./t.sh","detail":"not run: untrusted","skip":"untrusted","scope":"project","file":"/p/.prime/agent/settings.json","key":"hooks[0]"}`,
+		},
+		{
 			Report{Kind: TimedOut, Event: EventTree, Handler: "audit", Detail: "did not return within 1s"},
 			`session_tree: in-process hook "audit": did not return within 1s`,
 			`{"kind":"timed out","event":"session_tree","handler":"audit","detail":"did not return within 1s"}`,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -96,8 +97,8 @@ func New(s *settings.Settings, opts Options) *Runner {
 	trusted := -1 // unknown until a project hook asks
 	for _, h := range s.Hooks() {
 		c := newCommand(h)
-		skip := func(detail string) {
-			r.skipped = append(r.skipped, Report{Kind: Skipped, Event: h.Event, Handler: c.display(), Source: h.Source, Detail: detail})
+		skip := func(why SkipReason, detail string) {
+			r.skipped = append(r.skipped, Report{Kind: Skipped, Skip: why, Event: h.Event, Handler: c.display(), Source: h.Source, Detail: detail})
 		}
 		if h.Source.Scope == settings.Project && trusted < 0 {
 			trusted = 0
@@ -107,11 +108,11 @@ func New(s *settings.Settings, opts Options) *Runner {
 		}
 		switch {
 		case opts.Disabled:
-			skip("not run: hooks are disabled (--no-hooks)")
+			skip(SkipDisabled, "not run: hooks are disabled (--no-hooks)")
 		case !knownEvent(h.Event):
-			skip(fmt.Sprintf("not run: Prime emits no event %q (it emits %s)", h.Event, strings.Join(Events(), ", ")))
+			skip(SkipUnknownEvent, fmt.Sprintf("not run: Prime emits no event %q (it emits %s)", h.Event, strings.Join(Events(), ", ")))
 		case h.Source.Scope == settings.Project && trusted == 0:
-			skip(fmt.Sprintf("not run: the project %s is not trusted, and a project's hooks could run any command; "+
+			skip(SkipUntrusted, fmt.Sprintf("not run: the project %s is not trusted, and a project's hooks could run any command; "+
 				"if you trust it, run \"prime trust\" in it", s.ProjectDir()))
 		default:
 			r.handlers = append(r.handlers, &handler{name: c.display(), source: h.Source, cmd: c,
@@ -143,6 +144,31 @@ func (r *Runner) Skipped() []Report {
 // caller can skip work only a handler would need.
 func (r *Runner) Handles(event string) bool {
 	return len(r.list(event)) > 0
+}
+
+// Handlers names the handlers that will receive event, in dispatch order:
+// an in-process handler by its [Hooks.Name], a command hook by its command
+// line. A dry run uses it to say what a real run would call.
+func (r *Runner) Handlers(event string) []string {
+	var names []string
+	for _, h := range r.list(event) {
+		names = append(names, h.name)
+	}
+	return names
+}
+
+// WithEnv returns a runner like r whose command hooks also get env
+// ("KEY=value" strings, after [Options.Env]; a later entry wins). The
+// orchestration uses it to tell a command which session and entry an
+// operation concerns (PRIME_SESSION_FILE, ...), which the code that built
+// the runner may not know. r is not changed; a nil r gives nil.
+func (r *Runner) WithEnv(env ...string) *Runner {
+	if r == nil {
+		return nil
+	}
+	c := *r
+	c.exec.env = append(slices.Clip(r.exec.env), env...)
+	return &c
 }
 
 // list returns the handlers for event in dispatch order.

@@ -516,7 +516,8 @@ func TestNilRunner(t *testing.T) {
 	if err != nil || d.Cancelled || d.Compaction != nil || d.Preparation == ev.Preparation || !cmp.Equal(d.Preparation, ev.Preparation, deep) {
 		t.Fatalf("nil runner: %v %+v", err, d)
 	}
-	if r.Handles(EventCompact) || r.Skipped() != nil || r.Compact(context.Background(), &CompactEvent{}) != nil {
+	if r.Handles(EventCompact) || r.Skipped() != nil || r.Handlers(EventCompact) != nil || r.WithEnv("A=b") != nil ||
+		r.Compact(context.Background(), &CompactEvent{}) != nil {
 		t.Fatal("a nil runner has handlers")
 	}
 	if _, err := New(nil, Options{}).BeforeCompact(context.Background(), &BeforeCompactEvent{}); err == nil {

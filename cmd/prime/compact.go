@@ -18,6 +18,7 @@ import (
 
 	"github.com/prime-agent/prime/agent"
 	"github.com/prime-agent/prime/compaction"
+	"github.com/prime-agent/prime/hook"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/llm/registry"
 	"github.com/prime-agent/prime/session"
@@ -30,13 +31,13 @@ func compactCommands() []*command {
 	return []*command{
 		{
 			name:    "compact",
-			usage:   "FILE [--dry-run] [--json] [--instructions TEXT] [--keep-recent-tokens N] [--reserve-tokens N] [--context-window N] [--leaf ID] [--model PROVIDER/ID | --offline]",
+			usage:   "FILE [--dry-run] [--json] [--instructions TEXT] [--keep-recent-tokens N] [--reserve-tokens N] [--context-window N] [--leaf ID] [--model PROVIDER/ID | --offline] [--no-hooks] [--cwd DIR]",
 			summary: "summarize the old part of a session's conversation; one compaction entry is appended",
 			run:     runCompact,
 		},
 		{
 			name:    "branch",
-			usage:   "FILE --to ID [--from ID] [--summarize] [--instructions TEXT] [--dry-run] [--json] [--context-window N] [--model PROVIDER/ID | --offline]",
+			usage:   "FILE --to ID [--from ID] [--summarize] [--instructions TEXT] [--label TEXT] [--dry-run] [--json] [--context-window N] [--model PROVIDER/ID | --offline] [--no-hooks] [--cwd DIR]",
 			summary: "move to another point of the session tree, appending a summary of the branch left (--summarize)",
 			run:     runBranch,
 		},
@@ -57,10 +58,14 @@ type summaryFlags struct {
 	model         string
 	offline       bool
 	contextWindow int
+	noHooks       bool
+	settings      settingsFlags
 }
 
 func (f *summaryFlags) register(fs *flag.FlagSet) {
-	fs.BoolVar(&f.dryRun, "dry-run", false, "decide and report; ask no model, write nothing")
+	fs.BoolVar(&f.dryRun, "dry-run", false, "decide and report; ask no model, run no hooks, write nothing")
+	fs.BoolVar(&f.noHooks, "no-hooks", false, "run none of the command hooks declared in settings")
+	f.settings.register(fs)
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object")
 	fs.StringVar(&f.instructions, "instructions", "", "focus for the summary, passed to the model with high priority")
 	fs.StringVar(&f.model, "model", "", "the summarizer model, `PROVIDER/ID` (default: compaction.model, else the session's model)")
@@ -86,30 +91,33 @@ func set(fs *flag.FlagSet, name string) bool {
 	return found
 }
 
-// newAgent loads the settings (overrides applied as flags) and the session
-// at path, read-only for a dry run, and returns an agent reporting progress
-// to p.
-func newAgent(ctx context.Context, a *app, name, path string, dryRun bool, overrides map[string]int, p *progress) (*agent.Agent, error) {
-	st, err := loadSettings(ctx, a, settingsFlags{})
+// newAgent loads the settings (overrides applied as flags), builds the hook
+// runner for the command's events (saying which hooks it skips) and loads
+// the session at path, read-only for a dry run. It returns an agent
+// reporting progress to p.
+func newAgent(ctx context.Context, a *app, name, path string, f *summaryFlags, events []string, overrides map[string]int, p *progress) (*agent.Agent, *hook.Runner, error) {
+	st, err := loadSettings(ctx, a, f.settings)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	warnProblems(a, name, st)
 	for key, v := range overrides {
 		if st, err = st.WithOverride(key, strconv.Itoa(v)); err != nil {
-			return nil, usageErrorf("%v", err)
+			return nil, nil, usageErrorf("%v", err)
 		}
 	}
+	hooks := hook.New(st, hook.Options{Disabled: f.noHooks})
+	printSkipped(a, name, st, hooks, events)
 	open := agent.Open
-	if dryRun {
+	if f.dryRun {
 		open = agent.Load
 	}
-	ag, err := open(path, agent.Config{Settings: st, Getenv: a.getenv, Events: p.event})
+	ag, err := open(path, agent.Config{Settings: st, Getenv: a.getenv, Events: p.event, Hooks: hooks})
 	if err != nil {
-		return nil, sessionFileErr(err)
+		return nil, nil, sessionFileErr(err)
 	}
 	printWarnings(a, ag.Session())
-	return ag, nil
+	return ag, hooks, nil
 }
 
 // operationError gives an agent error its exit status and, for a model
@@ -117,6 +125,10 @@ func newAgent(ctx context.Context, a *app, name, path string, dryRun bool, overr
 func operationError(err error) error {
 	var me *agent.ModelError
 	switch {
+	case errors.Is(err, agent.ErrHookCancelled):
+		// The user's own hook said no: the operation failed, it was not
+		// interrupted.
+		return err
 	case errors.Is(err, agent.ErrCancelled):
 		return &exitError{code: exitInterrupted, err: err}
 	case errors.Is(err, session.ErrNotFound):
@@ -167,7 +179,19 @@ type compactJSON struct {
 	DeterministicReason string  `json:"deterministicReason,omitzero"`
 	CustomInstructions  string  `json:"customInstructions,omitzero"`
 	Migrated            bool    `json:"migrated,omitzero"`
+	// FromHook reports that a session_before_compact hook wrote the
+	// summary (Hook names it; Model is then null); TransformedBy names the
+	// hooks that replaced the messages Prime summarized.
+	FromHook      bool     `json:"fromHook"`
+	Hook          string   `json:"hook,omitzero"`
+	TransformedBy []string `json:"transformedBy,omitzero"`
+	// HookReports lists the hooks skipped, failed, timed out or answered
+	// invalidly during the run.
+	HookReports []hook.Report `json:"hookReports"`
 }
+
+// compactHookEvents are the events "prime compact" dispatches.
+var compactHookEvents = []string{hook.EventBeforeCompact, hook.EventCompact, hook.EventCompactFailed}
 
 func runCompact(ctx context.Context, a *app, args []string) error {
 	fs := flag.NewFlagSet("compact", flag.ContinueOnError)
@@ -199,7 +223,7 @@ func runCompact(ctx context.Context, a *app, args []string) error {
 	}
 	p := newProgress(a)
 	defer p.close()
-	ag, err := newAgent(ctx, a, "compact", path, f.dryRun, overrides, p)
+	ag, hooks, err := newAgent(ctx, a, "compact", path, &f, compactHookEvents, overrides, p)
 	if err != nil {
 		return err
 	}
@@ -218,17 +242,17 @@ func runCompact(ctx context.Context, a *app, args []string) error {
 		return operationError(err)
 	}
 	if f.dryRun {
-		return printCompactPlan(a, path, plan, f.asJSON)
+		return printCompactPlan(a, path, plan, hooks, f.asJSON)
 	}
 	res, err := ag.RunCompaction(ctx, plan)
 	p.close()
 	if err != nil {
 		return operationError(err)
 	}
-	return printCompaction(a, path, res, f.asJSON)
+	return printCompaction(a, path, res, p.hookReports(), f.asJSON)
 }
 
-func printCompactPlan(a *app, path string, plan *agent.CompactionPlan, asJSON bool) error {
+func printCompactPlan(a *app, path string, plan *agent.CompactionPlan, hooks *hook.Runner, asJSON bool) error {
 	prep := plan.Preparation
 	if asJSON {
 		return writeJSON(a.stdout, compactDryRunJSON{
@@ -254,10 +278,11 @@ func printCompactPlan(a *app, path string, plan *agent.CompactionPlan, asJSON bo
 		commas(prep.Settings.KeepRecentTokens), commas(prep.Settings.ReserveTokens))
 	fmt.Fprintf(w, "  files:            %d read, %d modified\n", len(prep.ReadFiles()), len(prep.ModifiedFiles()))
 	fmt.Fprintf(w, "  summarizer:       %s\n", describeSummarizer(&plan.Summarizer))
+	fmt.Fprintf(w, "  hooks:            %s\n", describeHooks(hooks, compactHookEvents))
 	return nil
 }
 
-func printCompaction(a *app, path string, res *agent.CompactionResult, asJSON bool) error {
+func printCompaction(a *app, path string, res *agent.CompactionResult, reports []hook.Report, asJSON bool) error {
 	out := res.Compaction
 	if asJSON {
 		j := compactJSON{
@@ -265,8 +290,9 @@ func printCompaction(a *app, path string, res *agent.CompactionResult, asJSON bo
 			TokensBefore: res.TokensBefore, TokensAfter: res.TokensAfter, FirstKeptEntryID: out.FirstKeptEntryID,
 			Details: out.Details, Usage: out.Usage, Deterministic: out.Deterministic, DeterministicReason: out.FallbackReason,
 			CustomInstructions: out.CustomInstructions, Migrated: res.Migrated,
+			FromHook: res.FromHook, Hook: res.Hook, TransformedBy: res.TransformedBy, HookReports: reports,
 		}
-		if !res.Plan.Summarizer.Offline() {
+		if !res.Plan.Summarizer.Offline() && !res.FromHook {
 			j.Model = &res.Plan.Summarizer.Ref
 		}
 		return writeJSON(a.stdout, j)
@@ -279,13 +305,19 @@ func printCompaction(a *app, path string, res *agent.CompactionResult, asJSON bo
 	}
 	fmt.Fprintf(w, "compaction %s appended to %s after %s\n", res.Entry.ID, path, res.Entry.ParentID)
 	fmt.Fprintf(w, "context: %s tokens before, %s after (kept from %s)\n", commas(res.TokensBefore), commas(res.TokensAfter), out.FirstKeptEntryID)
-	printSummaryOrigin(w, &res.Plan.Summarizer, out.Deterministic, out.FallbackReason, out.Usage)
+	printSummaryOrigin(w, &res.Plan.Summarizer, res.Hook, out.Deterministic, out.FallbackReason, out.Usage)
+	if len(res.TransformedBy) > 0 {
+		fmt.Fprintf(w, "messages summarized as replaced by %s\n", hookNames(res.TransformedBy))
+	}
 	return nil
 }
 
-// printSummaryOrigin says who wrote a summary and what it cost.
-func printSummaryOrigin(w io.Writer, sum *agent.Summarizer, deterministic bool, why string, usage *llm.Usage) {
+// printSummaryOrigin says who wrote a summary (a hook, code, or a model)
+// and what it cost.
+func printSummaryOrigin(w io.Writer, sum *agent.Summarizer, byHook string, deterministic bool, why string, usage *llm.Usage) {
 	switch {
+	case byHook != "":
+		fmt.Fprintf(w, "summary by hook %q\n", byHook)
 	case deterministic:
 		fmt.Fprintf(w, "summary built by code: %s\n", why)
 	default:
@@ -374,6 +406,8 @@ type progress struct {
 	stop   chan struct{}
 	done   chan struct{}
 	closed bool
+	// reports are the hook reports received, for --json.
+	reports []hook.Report
 }
 
 // newProgress returns a progress display on a's stderr.
@@ -430,7 +464,21 @@ func (p *progress) event(e agent.Event) {
 	case agent.EventEnd:
 		p.flushChars()
 		p.clear()
+	case agent.EventHooks:
+		p.setStatus(fmt.Sprintf("%s: running %s", e.HookEvent, hookNames(e.Handlers)))
+	case agent.EventHookReport:
+		p.reports = append(p.reports, *e.HookReport)
+		if e.HookReport.Kind != hook.Skipped { // listed before the start
+			p.line(e.HookReport.Error())
+		}
 	}
+}
+
+// hookReports returns the hook reports received.
+func (p *progress) hookReports() []hook.Report {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]hook.Report{}, p.reports...)
 }
 
 // flushChars ends a request's count of characters received, printing it

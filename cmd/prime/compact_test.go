@@ -373,13 +373,7 @@ func TestBranchCommand(t *testing.T) {
 // offline, against a fake provider, and interrupted with SIGINT while the
 // provider hangs.
 func TestCompactBinary(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	bin := filepath.Join(t.TempDir(), "prime")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := buildPrime(t)
 	command := func(env map[string]string, args ...string) *exec.Cmd {
 		cmd := exec.Command(bin, args...)
 		cmd.Env = append(os.Environ(), session.EnvAgentDir+"="+env[session.EnvAgentDir])

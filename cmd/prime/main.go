@@ -83,6 +83,13 @@ type exitError struct {
 func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
 
+// helpError is what parseFlags returns for -h or --help: flag.ErrHelp,
+// with the flags' descriptions for run to print.
+type helpError struct{ flags string }
+
+func (e *helpError) Error() string { return flag.ErrHelp.Error() }
+func (e *helpError) Unwrap() error { return flag.ErrHelp }
+
 // usageErrorf reports a mistake in the command line (exit status 2).
 func usageErrorf(format string, args ...any) error {
 	return &exitError{code: exitBadUsage, err: fmt.Errorf(format, args...)}
@@ -117,6 +124,11 @@ func run(ctx context.Context, args []string, a *app) int {
 		return exitOK
 	}
 	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintf(a.stdout, "Usage: prime %s %s\n\n%s\n", cmd.name, cmd.usage, cmd.summary)
+		var he *helpError
+		if errors.As(err, &he) && he.flags != "" {
+			fmt.Fprintf(a.stdout, "\nFlags:\n%s", he.flags)
+		}
 		return exitOK
 	}
 	fmt.Fprintf(a.stderr, "prime %s: %v\n", cmd.name, err)
@@ -174,7 +186,10 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				return nil, err
+				var b strings.Builder
+				fs.SetOutput(&b)
+				fs.PrintDefaults()
+				return nil, &helpError{flags: b.String()}
 			}
 			return nil, usageErrorf("%v", err)
 		}
