@@ -98,7 +98,7 @@ func TestEventRoundTrip(t *testing.T) {
 		if err := json.Unmarshal(b, back); err != nil {
 			t.Fatalf("%s: %v", head.Type, err)
 		}
-		if diff := cmp.Diff(ev, back, deep, cmpopts.IgnoreFields(session.Entry{}, "Line")); diff != "" {
+		if diff := cmp.Diff(ev, back, deep, cmpopts.IgnoreFields(entryView{}, "Line")); diff != "" {
 			t.Errorf("%s does not survive its JSON (-sent +read):\n%s", head.Type, diff)
 		}
 		// The wrong type is refused.
