@@ -186,10 +186,7 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				var b strings.Builder
-				fs.SetOutput(&b)
-				fs.PrintDefaults()
-				return nil, &helpError{flags: b.String()}
+				return nil, &helpError{flags: flagHelp(fs)}
 			}
 			return nil, usageErrorf("%v", err)
 		}
@@ -203,6 +200,26 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 		positional = append(positional, args[0])
 		args = args[1:]
 	}
+}
+
+// flagHelp lists fs's flags the way the usage lines spell them, with two
+// dashes: "  --name VALUE" and the usage text indented below, plus the
+// default when it is not the zero value.
+func flagHelp(fs *flag.FlagSet) string {
+	var b strings.Builder
+	fs.VisitAll(func(f *flag.Flag) {
+		name, usage := flag.UnquoteUsage(f)
+		fmt.Fprintf(&b, "  --%s", f.Name)
+		if name != "" {
+			fmt.Fprintf(&b, " %s", name)
+		}
+		fmt.Fprintf(&b, "\n      %s", usage)
+		if def := f.DefValue; def != "" && def != "0" && def != "false" {
+			fmt.Fprintf(&b, " (default %s)", def)
+		}
+		b.WriteByte('\n')
+	})
+	return b.String()
 }
 
 // writeJSON prints v as indented JSON followed by a newline: the --json
