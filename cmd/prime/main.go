@@ -165,15 +165,23 @@ func lookup(cmds []*command, args []string) (*command, []string) {
 	return best, args[bestLen:]
 }
 
+// printHelp lists the commands, one line each; "prime COMMAND --help"
+// shows a command's arguments and flags.
 func printHelp(w io.Writer, cmds []*command) {
 	fmt.Fprintln(w, "Usage: prime COMMAND [ARGS]")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Commands:")
 	sorted := append([]*command(nil), cmds...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].name < sorted[j].name })
+	width := 0
 	for _, c := range sorted {
-		fmt.Fprintf(w, "  prime %-40s %s\n", c.name+" "+c.usage, c.summary)
+		width = max(width, len(c.name))
 	}
+	for _, c := range sorted {
+		fmt.Fprintf(w, "  prime %-*s  %s\n", width, c.name, c.summary)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, `Run "prime COMMAND --help" for a command's arguments and flags.`)
 }
 
 // parseFlags parses args with fs, allowing positional arguments before,
