@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -119,10 +120,9 @@ func TestCompactDryRunGolden(t *testing.T) {
 		t.Errorf("text: exit %d, %q", code, out)
 	}
 	// The text form names the plan's numbers and the summarizer (unusable
-	// here: the generated session's model is not a real one), without
-	// failing.
+	// here: the test's environment has no API key), without failing.
 	code, out, _ = runPrime(t, env, "compact", path, "--dry-run", "--keep-recent-tokens", "4000")
-	for _, want := range []string{"dry run: nothing written", "keep from:        " + prep.FirstKeptEntryID, "unavailable: summarizer openai/gpt-5.1-codex (the session's model): not a model"} {
+	for _, want := range []string{"dry run: nothing written", "keep from:        " + prep.FirstKeptEntryID, "unavailable: summarizer ", "(the session's model): no API key: set "} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("text lacks %q:\n%s", want, out)
 		}
@@ -289,6 +289,16 @@ func checkCompactedFile(t *testing.T, path string, before []byte, entryID string
 func TestCompactCommandErrors(t *testing.T) {
 	path, data := compactSession(t)
 	env := fakeEnv(t, nil)
+	// The same session, switched last to a model Prime does not know.
+	s, _ := session.Load(path)
+	change, err := session.EncodeEntry("0dd0dd0d", s.LeafID(), "2025-11-05T09:00:00.000Z", &session.ModelChangeEntry{Provider: "openai", ModelID: "gpt-5.1-codex"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unknownModel := filepath.Join(t.TempDir(), "unknown-model.jsonl")
+	if err := os.WriteFile(unknownModel, append(append(slices.Clip(data), change...), '\n'), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args []string
 		code int
@@ -300,7 +310,8 @@ func TestCompactCommandErrors(t *testing.T) {
 		{[]string{"compact", path, "--leaf", "nope", "--offline"}, 2, "nope"},
 		{[]string{"compact"}, 2, "want one session FILE"},
 		{[]string{"compact", path, "--model", "nobody/nothing", "--keep-recent-tokens", "4000"}, 2, "not a model Prime knows"},
-		{[]string{"compact", path, "--keep-recent-tokens", "4000"}, 1, "(the session's model): not a model Prime knows"},
+		{[]string{"compact", path, "--keep-recent-tokens", "4000"}, 1, "(the session's model): no API key: set "},
+		{[]string{"compact", unknownModel, "--keep-recent-tokens", "4000"}, 1, "(the session's model): not a model Prime knows"},
 		{[]string{"compact", path, "--model", "anthropic/claude-haiku-4-5", "--keep-recent-tokens", "4000"}, 1,
 			"summarizer anthropic/claude-haiku-4-5: no API key: set ANTHROPIC_API_KEY\n  pass --model PROVIDER/ID"},
 		{[]string{"compact", filepath.Join(t.TempDir(), "missing.jsonl")}, 2, "missing.jsonl"},
