@@ -468,10 +468,10 @@ func (s *sections) merge(d *digest) {
 	case len(s.goal) == 0 && d.latest != "":
 		s.goal = append(s.goal, firstRequestItem+quoteBlock(d.latest))
 	case d.first != "" && changesDirection(d.first):
-		s.goal = append(s.goal, changeItem+oneLine(d.first, 200))
+		s.goal = append(s.goal, changeItem+oneLine(d.first, changeUnits))
 	}
 	for _, c := range d.changes {
-		s.goal = append(s.goal, changeItem+oneLine(c, 200))
+		s.goal = append(s.goal, changeItem+oneLine(c, changeUnits))
 	}
 	s.constraints = appendRules(s.constraints, d.constraints)
 
@@ -569,6 +569,10 @@ func (s *sections) merge(d *digest) {
 	}
 	s.critical = critical
 }
+
+// changeUnits bounds a change of direction in Goal, in UTF-16 units: one
+// short line.
+const changeUnits = 150
 
 // The items the summary writes and recognises when it merges.
 const (
@@ -860,24 +864,25 @@ func (s *sections) fit(head []string, budget, limit int) string {
 }
 
 // bounds are the sizes of one rendering: items kept per list and the
-// length of one item.
+// length of one item, of one Done line (a directory's files, the
+// commands) and of the first request, in UTF-16 units.
 type bounds struct {
 	changes, rules, done, blocked, critical, next int
-	item, request                                 int // UTF-16 units
+	item, line, request                           int
 }
 
 // shrinkSteps go from the natural size to the smallest; the rules shrink
 // last.
 var shrinkSteps = []bounds{
-	{changes: 8, rules: 40, done: 30, blocked: 5, critical: 14, next: 4, item: 700, request: 2400},
-	{changes: 6, rules: 36, done: 20, blocked: 4, critical: 10, next: 3, item: 500, request: 1500},
-	{changes: 4, rules: 32, done: 12, blocked: 3, critical: 7, next: 3, item: 360, request: 900},
-	{changes: 3, rules: 28, done: 8, blocked: 2, critical: 5, next: 2, item: 260, request: 600},
-	{changes: 2, rules: 24, done: 5, blocked: 2, critical: 3, next: 2, item: 200, request: 400},
-	{changes: 1, rules: 20, done: 3, blocked: 1, critical: 2, next: 2, item: 160, request: 260},
-	{changes: 0, rules: 12, done: 2, blocked: 1, critical: 1, next: 1, item: 120, request: 160},
-	{changes: 0, rules: 6, done: 1, blocked: 1, critical: 1, next: 1, item: 80, request: 100},
-	{changes: 0, rules: 4, done: 1, blocked: 1, critical: 1, next: 1, item: 50, request: 60},
+	{changes: 8, rules: 40, done: 30, blocked: 5, critical: 14, next: 4, item: 700, line: 500, request: 2400},
+	{changes: 6, rules: 36, done: 20, blocked: 4, critical: 10, next: 3, item: 500, line: 400, request: 1500},
+	{changes: 4, rules: 32, done: 12, blocked: 3, critical: 7, next: 3, item: 360, line: 300, request: 900},
+	{changes: 3, rules: 28, done: 8, blocked: 2, critical: 5, next: 2, item: 260, line: 240, request: 600},
+	{changes: 2, rules: 24, done: 5, blocked: 2, critical: 3, next: 2, item: 200, line: 200, request: 400},
+	{changes: 1, rules: 20, done: 3, blocked: 1, critical: 2, next: 2, item: 160, line: 160, request: 260},
+	{changes: 0, rules: 12, done: 2, blocked: 1, critical: 1, next: 1, item: 120, line: 120, request: 160},
+	{changes: 0, rules: 6, done: 1, blocked: 1, critical: 1, next: 1, item: 80, line: 80, request: 100},
+	{changes: 0, rules: 4, done: 1, blocked: 1, critical: 1, next: 1, item: 50, line: 50, request: 60},
 }
 
 // render prints the sections within b: each list keeps its newest items
@@ -924,7 +929,7 @@ func (s *sections) render(head []string, b bounds) string {
 	goal := s.goal
 	if len(goal) > 0 {
 		first := item(goal[0], b.request)
-		later := bounded(goal[1:], min(b.item, 200))
+		later := bounded(goal[1:], min(b.item, changeUnits))
 		goal = append([]string{first}, newest(later, b.changes, "changes of direction")...)
 	}
 	next := bounded(s.next, b.item)
@@ -946,7 +951,7 @@ func (s *sections) render(head []string, b bounds) string {
 	}{
 		{"## Goal", goal},
 		{"## Constraints & Preferences", newest(bounded(s.constraints, max(b.item, 300)), b.rules, "rules")},
-		{"## Progress\n### Done", newest(bounded(s.done, b.item), b.done, "items")},
+		{"## Progress\n### Done", newest(bounded(s.done, b.line), b.done, "items")},
 		{"### In Progress", bounded(s.inProgress, b.item)},
 		{"### Blocked", newest(bounded(s.blocked, b.item), b.blocked, "failures")},
 		{"## Key Decisions", decisions},

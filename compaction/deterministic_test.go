@@ -222,7 +222,7 @@ func TestBlockedResolution(t *testing.T) {
 // summarizing it whole: what the format carries survives a merge.
 func TestDeterministicMergeMatchesWhole(t *testing.T) {
 	head := []string{"- " + deterministicMarker + " (test)."}
-	unbounded := bounds{changes: 1 << 20, rules: 1 << 20, done: 1 << 20, blocked: 1 << 20, critical: 1 << 20, next: 1 << 20, item: 1 << 20, request: 1 << 20}
+	unbounded := bounds{changes: 1 << 20, rules: 1 << 20, done: 1 << 20, blocked: 1 << 20, critical: 1 << 20, next: 1 << 20, item: 1 << 20, line: 1 << 20, request: 1 << 20}
 	for seed := range uint64(4) {
 		s, err := session.Parse("gen", sessiongen.Bytes(sessiongen.Options{Entries: 800, Seed: seed + 20, NoCompactions: true, BranchRate: -1, HugeRate: -1}))
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -402,6 +403,12 @@ func TestCompactBinary(t *testing.T) {
 		out, err := command(fakeEnv(t, nil), "compact", p, "--offline").Output()
 		if err != nil || !strings.Contains(string(out), "<modified-files>") || !strings.Contains(string(out), "appended to "+p) {
 			t.Fatalf("%v\n%s", err, out)
+		}
+		// The context shrinks, by the numbers the README quotes.
+		m := regexp.MustCompile(`context: ([\d,]+) tokens before, ([\d,]+) after`).FindStringSubmatch(string(out))
+		readme, _ := os.ReadFile(filepath.Join("..", "..", "README.md"))
+		if m == nil || !strings.Contains(strings.Join(strings.Fields(string(readme)), " "), "shrinking from "+m[1]+" to "+m[2]+" tokens") {
+			t.Errorf("the README does not quote the demo's context sizes %q:\n%s", m, out)
 		}
 		s, _ := session.Load(p)
 		checkCompactedFile(t, p, data, s.LeafID())
