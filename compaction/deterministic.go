@@ -180,15 +180,24 @@ var exitEntry = regexp.MustCompile("(`.+?`) ((?:[^ ;→]+)(?: → [^ ;→]+)*)(?
 
 // parse reads back the item; false if it is not one.
 func (es *exitLogs) parse(item string) bool {
-	list, ok := strings.CutPrefix(item, commandsItem)
+	entries, ok := readBack(item, commandsItem, exitEntry)
+	for _, e := range entries {
+		es.add(e[1], strings.Split(e[2], " → ")...)
+	}
+	return ok
+}
+
+// readBack reads back an item this summarizer wrote: prefix, then entries
+// newest first. It returns the entries oldest first, as the submatches of
+// the entry pattern; false if item does not start with prefix.
+func readBack(item, prefix string, entry *regexp.Regexp) ([][]string, bool) {
+	list, ok := strings.CutPrefix(item, prefix)
 	if !ok {
-		return false
+		return nil, false
 	}
-	ms := exitEntry.FindAllStringSubmatch(list, -1)
-	for i := len(ms) - 1; i >= 0; i-- {
-		es.add(ms[i][1], strings.Split(ms[i][2], " → ")...)
-	}
-	return true
+	entries := entry.FindAllStringSubmatch(list, -1)
+	slices.Reverse(entries)
+	return entries, true
 }
 
 // digestSpan reads a span of messages.
@@ -714,19 +723,15 @@ func (ts *tallies) commandItems() []string {
 
 // parseCommands reads back the commands item; false if it is not one.
 func (ts *tallies) parseCommands(item string) bool {
-	list, ok := strings.CutPrefix(item, succeededItem)
-	if !ok {
-		return false
-	}
-	ms := succeededRuns.FindAllStringSubmatch(list, -1)
-	for i := len(ms) - 1; i >= 0; i-- {
-		n, err := strconv.Atoi(ms[i][2])
+	entries, ok := readBack(item, succeededItem, succeededRuns)
+	for _, e := range entries {
+		n, err := strconv.Atoi(e[2])
 		if err != nil {
 			n = 1
 		}
-		ts.add(&tally{key: ms[i][1], runs: n})
+		ts.add(&tally{key: e[1], runs: n})
 	}
-	return true
+	return ok
 }
 
 func plural(n int, word string) string {

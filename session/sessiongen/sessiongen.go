@@ -265,7 +265,7 @@ func (g *gen) header() {
 // emit writes one entry as a child of the leaf and returns its id ("" once
 // the session is full).
 func (g *gen) emit(p session.Payload, n node) string {
-	if g.err != nil || g.count >= g.limit {
+	if g.full() {
 		return ""
 	}
 	n.id = g.newID()
@@ -367,8 +367,8 @@ func (g *gen) userShell() {
 	case 0:
 		cmd = "git log --oneline -n 5"
 		var b strings.Builder
-		for i := range 5 {
-			fmt.Fprintf(&b, "%07x %s\n", g.rng.Uint32()&0xfffffff, commitMessage(tasks[(i*7+g.rng.IntN(3))%len(tasks)]))
+		for range 5 {
+			fmt.Fprintf(&b, "%07x %s\n", g.rng.Uint32()&0xfffffff, commitMessage(tasks[g.rng.IntN(len(tasks))]))
 		}
 		out = b.String()
 	case 1:
@@ -470,9 +470,8 @@ func (g *gen) tokensBefore() int {
 	for i := len(g.path) - 1; i > g.compactAt && i >= g.keptFrom; i-- {
 		if n := g.path[i]; n.usage > 0 {
 			return n.usage + after
-		} else {
-			after += n.tokens
 		}
+		after += g.path[i].tokens
 	}
 	return g.context
 }
