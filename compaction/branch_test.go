@@ -172,7 +172,7 @@ func TestSummarizeBranchOffline(t *testing.T) {
 		t.Errorf("summary does not open with the preamble:\n%s", res.Summary)
 	}
 	checkFormat(t, strings.TrimPrefix(res.Summary, branchPreamble))
-	for _, want := range []string{"uD xxx", "- [x] read b.go", "focus on: mention MARKER", "\n\n<read-files>\nb.go\n</read-files>"} {
+	for _, want := range []string{"## Goal\n- uD xxx", "- [ ] Latest request: uD xxx", "focus on: mention MARKER", "\n\n<read-files>\nb.go\n</read-files>"} {
 		if !strings.Contains(res.Summary, want) {
 			t.Errorf("summary lacks %q:\n%s", want, res.Summary)
 		}

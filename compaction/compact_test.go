@@ -19,7 +19,7 @@ func sessionSpan(t *testing.T) *builder {
 	b := newBuilder(t)
 	b.user("u1", "Add a --dry-run flag to the deploy script. Never touch prod.yaml! Keep the output format stable.")
 	b.assistant("a1", []llm.Content{llm.Thinking{Thinking: "need to read it"}, llm.Text{Text: "Reading the script."}, call("c1", "read", `{"path":"deploy.sh"}`)}, llm.Usage{})
-	b.toolResult("r1", "c1", "read", "#!/bin/sh\necho deploy", false)
+	b.toolResult("r1", "c1", "read", deployScript, false)
 	b.assistant("a2", []llm.Content{call("c2", "edit", `{"path":"deploy.sh","old":"echo","new":"printf"}`), call("c3", "bash", `{"command":"sh -n deploy.sh"}`)}, llm.Usage{})
 	b.toolResult("r2", "c2", "edit", "ok", false)
 	b.toolResult("r3", "c3", "bash", "deploy.sh: line 3: syntax error near unexpected token `fi'", true)
@@ -32,6 +32,9 @@ func sessionSpan(t *testing.T) *builder {
 	b.assistant("a4", []llm.Content{llm.Text{Text: strings.Repeat("Only the docs. ", 200)}}, llm.Usage{Input: 900, Output: 100, TotalTokens: 1000})
 	return b
 }
+
+// deployScript is the file sessionSpan reads.
+var deployScript = "#!/bin/sh\nset -eu\n" + strings.Repeat("echo \"deploying $service to $region\"\nkubectl apply -f manifests/$service.yaml --context \"$region\"\n", 30)
 
 var sectionOrder = []string{"## Goal", "## Constraints & Preferences", "## Progress", "### Done", "### In Progress", "### Blocked",
 	"## Key Decisions", "## Reasoning Digest", "## Next Steps", "## Critical Context"}
@@ -63,15 +66,19 @@ func TestCompactOffline(t *testing.T) {
 	}
 	checkFormat(t, res.Summary)
 	for _, want := range []string{
-		// the user's words, verbatim
-		"Add a --dry-run flag to the deploy script. Never touch prod.yaml! Keep the output format stable.",
-		"- Never touch prod.yaml!", "- Keep the output format stable.", "make sure the tests pass",
-		// actions and outcomes
-		"- [x] read deploy.sh", "- [x] edit deploy.sh", "- [x] write README.md",
-		"bash `sh -n deploy.sh` failed: deploy.sh: line 3: syntax error", "ran `make test` failed: exit code 1: ok 1 FAIL TestDeploy",
-		"- [ ] edit deploy.sh (no result recorded)",
-		// the latest request as the next step
-		"1. Carry on with the latest request: What is left?",
+		// the first request and the user's rules, verbatim
+		"## Goal\n- Add a --dry-run flag to the deploy script. Never touch prod.yaml! Keep the output format stable.\n",
+		"- Never touch prod.yaml!\n", "- Keep the output format stable.\n", "- Also update the README, and make sure the tests pass.\n",
+		// files changed, failures not resolved, calls without a result
+		"### Done\n- [x] Changed README.md (1 write), deploy.sh (1 edit)\n",
+		"- `sh -n deploy.sh` failed: deploy.sh: line 3: syntax error near unexpected token `fi'\n",
+		"- `make test` failed (exit 1): FAIL TestDeploy\n",
+		"### In Progress\n- [ ] Latest request: What is left?\n- [ ] edit deploy.sh: no result recorded\n",
+		// the latest request and the last failure as the next steps
+		"1. Carry on with the latest request: What is left?\n2. Fix the last failure: `make test` failed (exit 1): FAIL TestDeploy\n",
+		// exact errors, commands and exit codes, the marker
+		"- Error from `make test` (exit 1): ok 1\n    FAIL TestDeploy\n",
+		"- Exit codes of the commands that failed, newest first (oldest code → newest): `make test` 1; `sh -n deploy.sh` error\n",
 		"Built by code without a model (no summarizer model was available (offline))",
 		"The user asked this summary to focus on: keep the flag name",
 		"\n\n<modified-files>\nREADME.md\ndeploy.sh\n</modified-files>",
@@ -133,7 +140,8 @@ func TestCompactOfflineRepeated(t *testing.T) {
 	}
 	checkFormat(t, res2.Summary)
 	s := res2.Summary
-	for _, want := range []string{"Add a --dry-run flag", "Now add a --verbose flag", "- Always print timings.", "- Never touch prod.yaml!", "- [x] edit cli.go", "cli.go\ndeploy.sh"} {
+	for _, want := range []string{"Add a --dry-run flag", "Now add a --verbose flag", "- Then: Now add a --verbose flag.", "- Always print timings.", "- Never touch prod.yaml!",
+		"### Done\n- [x] Changed cli.go (1 edit), README.md (1 write), deploy.sh (1 edit)\n", "cli.go\ndeploy.sh"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("second summary lacks %q:\n%s", want, s)
 		}
@@ -170,7 +178,7 @@ func TestDeterministicBounded(t *testing.T) {
 				t.Errorf("summary is %d units, over %d", n, tc.limit*4)
 			}
 			checkFormat(t, got)
-			if !strings.Contains(got, "more items left out") {
+			if !strings.Contains(got, " left out)") {
 				t.Error("no omission note")
 			}
 			if !strings.Contains(got, "- old goal") {

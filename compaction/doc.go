@@ -190,17 +190,24 @@
 // a user who asked for a model and has a wrong or missing key needs to know,
 // and a summary written by code, once stored, is not rewritten by the model
 // they meant to use. The compaction then fails and writes nothing; --offline
-// asks for the summary by code explicitly. Its summary has
-// the same sections: the user's requests and the sentences stating rules or
-// preferences, word for word; the tool actions that succeeded (grouped, with
-// counts), failed (with the start of the error) or have no result yet; the
-// user's shell commands with their exit codes; the latest request as In
-// Progress and as the first next step, and the last error to check; the last
-// assistant message, branch summaries and extension messages as context.
-// Key Decisions and Reasoning Digest say they were not recorded. A previous
-// summary in this format is merged section by section (anything else is
-// carried into Critical Context verbatim), and the result is bounded to the
-// output limit by keeping the first and newest items of each list. The
+// asks for the summary by code explicitly. Its summary has the same
+// sections: the first substantive request word for word (head and tail)
+// and later changes of direction on one line each; the user's sentences
+// stating rules or preferences, word for word, once each; the files changed
+// (by directory, with counts) and the commands that succeeded; the latest
+// request and calls without a result as In Progress; the failures no later
+// success resolved as Blocked; the latest request and the last failure as
+// Next Steps; the exact error texts, the exit codes of commands that failed,
+// the files the latest request touched, branch summaries, extension
+// messages and the last assistant message as Critical Context. Key
+// Decisions and Reasoning Digest say they were not recorded. A previous
+// summary in this format is merged section by section (its counts re-added,
+// its failures dropped once resolved; anything else is carried into
+// Critical Context verbatim). A compaction must shrink the context, so the
+// summary takes at most a fifth of what it replaces (the span and the
+// summary it updates), at least min(1,000 tokens, three quarters of it),
+// never more than the output limit; to fit, its lists keep their newest
+// items (the rules longest) and long items are cut head and tail. The
 // summary says it was built by code and why; details carry
 // "summarizer": "deterministic" and "deterministicReason" next to pi's
 // readFiles and modifiedFiles arrays, and the next compaction's update prompt

@@ -81,14 +81,7 @@ func propertySessions(t *testing.T) []propertySession {
 // keepsFor returns keepRecentTokens settings from 1 to more than the whole
 // context at path.
 func keepsFor(t *testing.T, path []*session.Entry) []int {
-	ctx, err := session.BuildContext(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	total := 0
-	for _, m := range ctx.Messages {
-		total += session.EstimateTokens(m)
-	}
+	total := contextTokens(t, path)
 	keeps := []int{0, 1, 50, 500, 2000, 20000, total / 3, total / 2, total - 1, total, total + 1, 2 * total}
 	slices.Sort(keeps)
 	return slices.Compact(keeps)

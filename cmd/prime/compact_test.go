@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -119,10 +121,9 @@ func TestCompactDryRunGolden(t *testing.T) {
 		t.Errorf("text: exit %d, %q", code, out)
 	}
 	// The text form names the plan's numbers and the summarizer (unusable
-	// here: the generated session's model is not a real one), without
-	// failing.
+	// here: the test's environment has no API key), without failing.
 	code, out, _ = runPrime(t, env, "compact", path, "--dry-run", "--keep-recent-tokens", "4000")
-	for _, want := range []string{"dry run: nothing written", "keep from:        " + prep.FirstKeptEntryID, "unavailable: summarizer openai/gpt-5.1-codex (the session's model): not a model"} {
+	for _, want := range []string{"dry run: nothing written", "keep from:        " + prep.FirstKeptEntryID, "unavailable: summarizer ", "(the session's model): no API key: set "} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("text lacks %q:\n%s", want, out)
 		}
@@ -289,6 +290,16 @@ func checkCompactedFile(t *testing.T, path string, before []byte, entryID string
 func TestCompactCommandErrors(t *testing.T) {
 	path, data := compactSession(t)
 	env := fakeEnv(t, nil)
+	// The same session, switched last to a model Prime does not know.
+	s, _ := session.Load(path)
+	change, err := session.EncodeEntry("0dd0dd0d", s.LeafID(), "2025-11-05T09:00:00.000Z", &session.ModelChangeEntry{Provider: "openai", ModelID: "gpt-5.1-codex"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unknownModel := filepath.Join(t.TempDir(), "unknown-model.jsonl")
+	if err := os.WriteFile(unknownModel, append(append(slices.Clip(data), change...), '\n'), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args []string
 		code int
@@ -300,7 +311,8 @@ func TestCompactCommandErrors(t *testing.T) {
 		{[]string{"compact", path, "--leaf", "nope", "--offline"}, 2, "nope"},
 		{[]string{"compact"}, 2, "want one session FILE"},
 		{[]string{"compact", path, "--model", "nobody/nothing", "--keep-recent-tokens", "4000"}, 2, "not a model Prime knows"},
-		{[]string{"compact", path, "--keep-recent-tokens", "4000"}, 1, "(the session's model): not a model Prime knows"},
+		{[]string{"compact", path, "--keep-recent-tokens", "4000"}, 1, "(the session's model): no API key: set "},
+		{[]string{"compact", unknownModel, "--keep-recent-tokens", "4000"}, 1, "(the session's model): not a model Prime knows"},
 		{[]string{"compact", path, "--model", "anthropic/claude-haiku-4-5", "--keep-recent-tokens", "4000"}, 1,
 			"summarizer anthropic/claude-haiku-4-5: no API key: set ANTHROPIC_API_KEY\n  pass --model PROVIDER/ID"},
 		{[]string{"compact", filepath.Join(t.TempDir(), "missing.jsonl")}, 2, "missing.jsonl"},
@@ -391,6 +403,12 @@ func TestCompactBinary(t *testing.T) {
 		out, err := command(fakeEnv(t, nil), "compact", p, "--offline").Output()
 		if err != nil || !strings.Contains(string(out), "<modified-files>") || !strings.Contains(string(out), "appended to "+p) {
 			t.Fatalf("%v\n%s", err, out)
+		}
+		// The context shrinks, by the numbers the README quotes.
+		m := regexp.MustCompile(`context: ([\d,]+) tokens before, ([\d,]+) after`).FindStringSubmatch(string(out))
+		readme, _ := os.ReadFile(filepath.Join("..", "..", "README.md"))
+		if m == nil || !strings.Contains(strings.Join(strings.Fields(string(readme)), " "), "shrinking from "+m[1]+" to "+m[2]+" tokens") {
+			t.Errorf("the README does not quote the demo's context sizes %q:\n%s", m, out)
 		}
 		s, _ := session.Load(p)
 		checkCompactedFile(t, p, data, s.LeafID())

@@ -1,15 +1,38 @@
 // Package sessiongen generates realistic session files for tests,
-// benchmarks and "prime dev gen-session": a coding conversation with user
-// prompts, assistant text and thinking, read/write/edit/bash tool calls and
-// their results (a few huge, a few with images), model and thinking-level
-// changes, labels, a name, extension entries, branches with and without
-// branch summaries, and compactions made the way pi makes them (a valid
-// firstKeptEntryId, cumulative {readFiles, modifiedFiles} details) whenever
-// the simulated context outgrows the window. Assistant usage grows with the
-// conversation and drops after each compaction.
+// benchmarks and "prime dev gen-session".
+//
+// A generated session is a developer working with a coding agent on orbit,
+// a fictional Go service that plans satellite passes, with a small web UI.
+// The user asks for pieces of work (fix a bug, add a flag, a migration, a
+// translation), adds rules as they go ("don't touch the public API",
+// "always run go test ./... before you commit"), follows up, corrects the
+// assistant, asks questions, changes direction and has the work committed.
+// The assistant explains, reasons in its thinking, and reads, edits, writes
+// and runs commands in one consistent project tree: a read shows the
+// file's contents, an edit's oldText is text of that file, a failing test
+// prints the test's failure and exit code, and a fix is followed by a
+// passing run. Some edits miss and are retried, some turns fail (provider
+// errors, aborts) and are retried by the user.
+//
+// The variety tests rely on is all there: Unicode (CJK, emoji, accents),
+// quotes, backslashes, HTML-like tags, tabs, huge tool results, images,
+// model and thinking-level changes, labels, a session name, extension
+// entries and messages, user shell commands (some excluded from context),
+// branches with and without branch summaries, and compactions made the way
+// pi makes them (a valid firstKeptEntryId, cumulative {readFiles,
+// modifiedFiles} details) whenever the context outgrows the window.
+//
+// Usage on assistant messages is what a provider would report: the input
+// is the chars/4 estimate of the context the model saw plus a system
+// prompt of [SystemPromptTokens], split into cache reads and writes (the
+// part the previous request already sent is read from the cache); the
+// output is the message's own estimate. After a compaction, a branch move
+// or a model change the cache is cold again, and the next usage measures
+// the new, smaller context. A failed turn (stop reason error or aborted)
+// has no tool calls and no usage, so no tool result ever follows one.
 //
 // The output is a version-3 file that depends only on the [Options]: the
-// same seed always gives the same bytes.
+// same options always give the same bytes.
 package sessiongen
 
 import (
@@ -70,6 +93,10 @@ type Options struct {
 	TrailingHugeResults int
 }
 
+// SystemPromptTokens is what the system prompt and tool definitions add to
+// every request's input in the simulated usage.
+const SystemPromptTokens = 3200
+
 func (o *Options) defaults() {
 	if o.Start.IsZero() {
 		o.Start = time.Date(2025, 11, 3, 9, 0, 0, 0, time.UTC)
@@ -105,15 +132,17 @@ func Bytes(o Options) []byte {
 func Generate(w io.Writer, o Options) error {
 	o.defaults()
 	g := &gen{
-		o:    o,
-		rng:  rand.New(rand.NewPCG(o.Seed, 0x9e3779b97f4a7c15)),
-		ids:  make(map[string]bool),
-		now:  o.Start,
-		out:  bufio.NewWriterSize(w, 1<<20),
-		read: map[string]bool{}, modified: map[string]bool{},
+		o:         o,
+		rng:       rand.New(rand.NewPCG(o.Seed, 0x9e3779b97f4a7c15)),
+		ids:       make(map[string]bool),
+		now:       o.Start,
+		out:       bufio.NewWriterSize(w, 1<<20),
+		read:      map[string]bool{},
+		modified:  map[string]bool{},
+		compactAt: -1,
 	}
-	g.corpus()
-	g.provider, g.model = "anthropic", "claude-sonnet-4-5"
+	g.files = newProject(g.rng, o.SizeScale)
+	g.setModel(models[0])
 	g.header()
 	g.limit = o.Entries
 	if o.TrailingHugeResults > 0 {
@@ -124,7 +153,7 @@ func Generate(w io.Writer, o Options) error {
 	}
 	if o.TrailingHugeResults > 0 {
 		g.limit = o.Entries
-		g.toolRound(o.TrailingHugeResults, true)
+		g.trailingHuge(o.TrailingHugeResults)
 	}
 	if g.err == nil {
 		g.err = g.out.Flush()
@@ -137,6 +166,22 @@ type node struct {
 	id     string
 	kind   string // entry type, or the message role for messages
 	tokens int    // estimated tokens it adds to the context
+	hidden bool   // in the context's estimate but not sent to the model
+	usage  int    // the context size its usage reports (assistants), or 0
+}
+
+// A model the simulated user switches between.
+type model struct {
+	provider, id string
+	api          string
+	// prices in dollars per token: input, output, cache read, cache write
+	in, out, read, write float64
+}
+
+var models = []model{
+	{"anthropic", "claude-sonnet-4-5", llm.APIAnthropicMessages, 3e-6, 15e-6, 0.3e-6, 3.75e-6},
+	{"anthropic", "claude-opus-4-5", llm.APIAnthropicMessages, 5e-6, 25e-6, 0.5e-6, 6.25e-6},
+	{"openai", "gpt-5", llm.APIOpenAICompletions, 1.25e-6, 10e-6, 0.125e-6, 0},
 }
 
 type gen struct {
@@ -152,16 +197,29 @@ type gen struct {
 
 	// path is the current branch, root first; leaf is its last id.
 	path []node
-	// keptFrom is the index in path where the context starts (the last
-	// compaction's first kept entry), and context its size in tokens.
-	keptFrom, context int
+	// keptFrom is the index in path where the context starts (the latest
+	// compaction's first kept entry), compactAt the latest compaction's
+	// index (-1: none), context the context's estimate in tokens and
+	// hidden the part of it the model is not sent.
+	keptFrom, compactAt, context, hidden int
+	// cached is the prompt prefix the provider has cached from the
+	// previous request, in tokens.
+	cached int
 
-	provider, model string
-	thinking        string
-	named           bool
-	read, modified  map[string]bool
+	model    model
+	thinking string
+	named    bool
+	// read and modified are every file read or changed so far, for the
+	// compactions' details.
+	read, modified map[string]bool
 
-	code, prose string
+	files map[string]*projectFile
+	conv  conversation
+	// s fills the texts of the current turn.
+	s slots
+	// catalog is the text huge results are cut from, made when first
+	// needed.
+	catalog string
 }
 
 func (g *gen) leaf() string {
@@ -204,17 +262,14 @@ func (g *gen) header() {
 	g.out.Write(b.Bytes())
 }
 
-// emit writes one entry as a child of the leaf and returns its id.
-func (g *gen) emit(p session.Payload, kind string, tokens int) string {
-	return g.emitAt(g.leaf(), p, kind, tokens)
-}
-
-func (g *gen) emitAt(parent string, p session.Payload, kind string, tokens int) string {
-	if g.err != nil || g.count >= g.limit {
+// emit writes one entry as a child of the leaf and returns its id ("" once
+// the session is full).
+func (g *gen) emit(p session.Payload, n node) string {
+	if g.full() {
 		return ""
 	}
-	id := g.newID()
-	line, err := session.EncodeEntry(id, parent, session.FormatTime(g.tick(20)), p)
+	n.id = g.newID()
+	line, err := session.EncodeEntry(n.id, g.leaf(), session.FormatTime(g.tick(20)), p)
 	if err != nil {
 		g.err = err
 		return ""
@@ -222,67 +277,131 @@ func (g *gen) emitAt(parent string, p session.Payload, kind string, tokens int) 
 	g.out.Write(line)
 	g.out.WriteByte('\n')
 	g.count++
-	g.path = append(g.path, node{id: id, kind: kind, tokens: tokens})
-	g.context += tokens
-	return id
+	g.path = append(g.path, n)
+	g.context += n.tokens
+	if n.hidden {
+		g.hidden += n.tokens
+	}
+	return n.id
 }
 
-func (g *gen) emitMessage(m session.Message) string {
-	return g.emit(&session.MessageEntry{Message: m}, m.Role(), session.EstimateTokens(m))
+// emitMessage writes a message entry; false once the session is full.
+func (g *gen) emitMessage(m session.Message) bool {
+	n := node{kind: m.Role(), tokens: session.EstimateTokens(m)}
+	switch m := m.(type) {
+	case *session.BashExecution:
+		n.hidden = m.ExcludeFromContext
+	case *llm.AssistantMessage:
+		if u, ok := session.ValidUsage(m); ok {
+			n.usage = u.ContextTokens()
+		}
+	}
+	return g.emit(&session.MessageEntry{Message: m}, n) != ""
 }
+
+// full reports that no more entries fit.
+func (g *gen) full() bool { return g.err != nil || g.count >= g.limit }
 
 func (g *gen) chance(p float64) bool { return p > 0 && g.rng.Float64() < p }
 
 func (g *gen) ms() int64 { return g.now.UnixMilli() }
 
-// turn writes one user turn: maybe some session housekeeping, the prompt,
-// a few tool rounds and the final answer; then compacts if the context has
-// grown too large.
+func (g *gen) setModel(m model) {
+	g.model = m
+	g.cached = 0 // a new model has nothing cached
+}
+
+// turn writes one user turn: maybe a branch move and some session
+// housekeeping, the prompt, the assistant's work and its answer; then a
+// compaction if the context has grown too large.
 func (g *gen) turn() {
 	if len(g.path) > 8 && g.chance(g.o.BranchRate) {
 		g.branch()
 	}
 	switch r := g.rng.IntN(100); {
+	case len(g.path) == 0:
+		// The session opens with the user's first request.
 	case r < 3:
 		g.thinking = []string{"off", "minimal", "low", "medium", "high"}[g.rng.IntN(5)]
-		g.emit(&session.ThinkingLevelChangeEntry{ThinkingLevel: llm.ThinkingLevel(g.thinking)}, session.TypeThinkingLevelChange, 0)
+		g.emit(&session.ThinkingLevelChangeEntry{ThinkingLevel: llm.ThinkingLevel(g.thinking)}, node{kind: session.TypeThinkingLevelChange})
 	case r < 5:
-		models := [][2]string{{"anthropic", "claude-sonnet-4-5"}, {"anthropic", "claude-opus-4-5"}, {"openai", "gpt-5.1-codex"}}
 		m := models[g.rng.IntN(len(models))]
-		g.provider, g.model = m[0], m[1]
-		g.emit(&session.ModelChangeEntry{Provider: m[0], ModelID: m[1]}, session.TypeModelChange, 0)
-	case r < 7 && len(g.path) > 0:
+		g.setModel(m)
+		g.emit(&session.ModelChangeEntry{Provider: m.provider, ModelID: m.id}, node{kind: session.TypeModelChange})
+	case r < 7:
 		target := g.path[g.rng.IntN(len(g.path))].id
-		g.emit(&session.LabelEntry{TargetID: target, Label: g.words(1, 3)}, session.TypeLabel, 0)
+		g.emit(&session.LabelEntry{TargetID: target, Label: labels[g.rng.IntN(len(labels))]}, node{kind: session.TypeLabel})
 	case r < 8:
-		g.emit(&session.CustomEntry{CustomType: "todo-state", Data: jsontext.Value(fmt.Sprintf(`{"open":%d,"done":%d}`, g.rng.IntN(9), g.rng.IntN(30)))}, session.TypeCustom, 0)
+		g.emit(&session.CustomEntry{CustomType: "todo-state", Data: jsontext.Value(fmt.Sprintf(`{"open":%d,"done":%d}`, g.rng.IntN(9), g.rng.IntN(30)))}, node{kind: session.TypeCustom})
 	case r < 9:
-		text := "Reminder from the review extension: " + g.sentence()
-		m := &session.CustomMessageEntry{CustomType: "review-note", Content: []llm.Content{llm.Text{Text: text}}, Display: g.rng.IntN(2) == 0}
-		g.emit(m, session.TypeCustomMessage, (llm.UTF16Len(text)+3)/4)
+		g.reviewNote()
 	case r < 11:
-		g.bash()
+		g.userShell()
 	}
 	g.tick(300)
-	g.emitMessage(g.userPrompt())
-	if !g.named && g.count > 3 {
-		g.named = true
-		g.emit(&session.SessionInfoEntry{Name: "Orbit: " + g.words(2, 4)}, session.TypeSessionInfo, 0)
-	}
-	for range g.rng.IntN(4) {
-		g.toolRound(1+g.rng.IntN(3), false)
-	}
-	g.emitMessage(g.assistant(nil))
-	if !g.o.NoCompactions && g.context > g.o.ContextWindow-g.o.ReserveTokens {
+	g.conversationTurn()
+	if !g.o.NoCompactions && SystemPromptTokens+g.context > g.o.ContextWindow-g.o.ReserveTokens {
 		g.compact()
 	}
 }
 
-// branch moves the leaf back to the parent of an earlier user message on
-// the branch, optionally leaving a branch summary there.
+var labels = []string{"checkpoint", "before refactor", "tests green", "🚀 release candidate", "try this again", "good explanation", "bug repro"}
+
+// reviewNote writes a message from a review extension.
+func (g *gen) reviewNote() {
+	t := g.conv.current()
+	text := "Review bot: " + t.files[0] + " changed without a matching test change. Consider covering " + t.sym + "."
+	if g.chance(0.5) {
+		text = "Review bot: the last commit touches " + t.files[len(t.files)-1] + "; remember the rule \"" + constraints[g.rng.IntN(len(constraints))] + "\""
+	}
+	content := []llm.Content{llm.Text{Text: text}}
+	tokens := session.EstimateTokens(&session.CustomMessage{Content: content})
+	g.emit(&session.CustomMessageEntry{CustomType: "review-note", Content: content, Display: g.rng.IntN(2) == 0}, node{kind: session.TypeCustomMessage, tokens: tokens})
+}
+
+// userShell writes a command the user ran themselves (pi's "!cmd").
+func (g *gen) userShell() {
+	code := 0
+	var cmd, out string
+	switch g.rng.IntN(3) {
+	case 0:
+		cmd = "git log --oneline -n 5"
+		var b strings.Builder
+		for range 5 {
+			fmt.Fprintf(&b, "%07x %s\n", g.rng.Uint32()&0xfffffff, commitMessage(tasks[g.rng.IntN(len(tasks))]))
+		}
+		out = b.String()
+	case 1:
+		t := g.conv.current()
+		cmd = "go test " + orDefaultString(t.pkg, "./...")
+		out = g.testOutput(t, false)
+		if g.chance(0.3) {
+			code = 1
+			out = g.testOutput(t, true)
+		}
+	default:
+		cmd = "make build"
+		out = "go build -o bin/orbit ./cmd/orbit\n"
+		if g.chance(0.2) {
+			code = 2
+			out += "# " + module + "/internal/orbit\ninternal/orbit/planner.go:61:9: undefined: clipInterval\nmake: *** [Makefile:6: build] Error 1\n"
+		}
+	}
+	g.emitMessage(&session.BashExecution{Command: cmd, Output: out, ExitCode: &code, Timestamp: g.ms(), ExcludeFromContext: g.chance(0.2)})
+}
+
+func orDefaultString(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// branch moves the leaf back to the parent of an earlier user message after
+// the latest compaction, optionally leaving a branch summary there.
 func (g *gen) branch() {
 	var users []int
-	for i := g.keptFrom; i < len(g.path)-1; i++ {
+	for i := max(g.keptFrom, g.compactAt+1); i < len(g.path)-1; i++ {
 		if g.path[i].kind == llm.RoleUser && i > 0 {
 			users = append(users, i)
 		}
@@ -294,11 +413,17 @@ func (g *gen) branch() {
 	oldLeaf := g.leaf()
 	for _, n := range g.path[at:] {
 		g.context -= n.tokens
+		if n.hidden {
+			g.hidden -= n.tokens
+		}
 	}
 	g.path = g.path[:at]
+	g.cached = min(g.cached, SystemPromptTokens)
+	g.conv.branched = true
 	if g.chance(0.5) {
-		text := "The abandoned branch tried " + g.sentence() + " It was dropped because " + g.sentence()
-		g.emit(&session.BranchSummaryEntry{FromID: oldLeaf, Summary: text, Details: g.fileDetails()}, session.TypeBranchSummary, (llm.UTF16Len(text)+3)/4)
+		text := g.branchSummary()
+		tokens := session.EstimateTokens(&session.BranchSummaryMessage{Summary: text})
+		g.emit(&session.BranchSummaryEntry{FromID: oldLeaf, Summary: text, Details: g.fileDetails()}, node{kind: session.TypeBranchSummary, tokens: tokens})
 	}
 }
 
@@ -321,18 +446,34 @@ func (g *gen) compact() {
 	if cut < 0 {
 		return
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "## Goal\n%s\n\n## Constraints & Preferences\n- %s\n\n## Progress\n### Done\n- [x] %s\n\n### In Progress\n- [ ] %s\n\n### Blocked\n- (none)\n\n## Key Decisions\n- **%s**: %s\n\n## Next Steps\n1. %s\n\n## Critical Context\n- %s\n",
-		g.sentence(), g.sentence(), g.sentence(), g.sentence(), g.words(2, 4), g.sentence(), g.sentence(), g.sentence())
-	fmt.Fprintf(&b, "\n<read-files>\n%s\n</read-files>\n\n<modified-files>\n%s\n</modified-files>", strings.Join(sortedKeys(g.read), "\n"), strings.Join(sortedKeys(g.modified), "\n"))
-	summary := b.String()
-	before := g.context
-	g.emit(&session.CompactionEntry{Summary: summary, FirstKeptEntryID: g.path[cut].id, TokensBefore: before, Details: g.fileDetails()}, session.TypeCompaction, 0)
-	g.keptFrom = cut
-	g.context = (llm.UTF16Len(summary) + 3) / 4
+	summary := g.compactionSummary()
+	before := g.tokensBefore()
+	if g.emit(&session.CompactionEntry{Summary: summary, FirstKeptEntryID: g.path[cut].id, TokensBefore: before, Details: g.fileDetails()}, node{kind: session.TypeCompaction}) == "" {
+		return
+	}
+	g.keptFrom, g.compactAt = cut, len(g.path)-1
+	g.context = session.EstimateTokens(&session.CompactionSummaryMessage{Summary: summary})
+	g.hidden = 0
 	for _, n := range g.path[cut:] {
 		g.context += n.tokens
+		if n.hidden {
+			g.hidden += n.tokens
+		}
 	}
+	g.cached = min(g.cached, SystemPromptTokens)
+}
+
+// tokensBefore is the context's size as Prime and pi measure it: the newest
+// usage since the latest compaction plus the estimates after it.
+func (g *gen) tokensBefore() int {
+	after := 0
+	for i := len(g.path) - 1; i > g.compactAt && i >= g.keptFrom; i-- {
+		if n := g.path[i]; n.usage > 0 {
+			return n.usage + after
+		}
+		after += g.path[i].tokens
+	}
+	return g.context
 }
 
 func (g *gen) fileDetails() jsontext.Value {
@@ -352,171 +493,58 @@ func sortedKeys(m map[string]bool) []string {
 	return keys
 }
 
-func (g *gen) userPrompt() *llm.UserMessage {
-	m := &llm.UserMessage{Timestamp: g.ms()}
-	m.Content = []llm.Content{llm.Text{Text: g.paragraph(1, 4)}}
-	if g.chance(g.o.ImageRate) {
-		m.Content = append(m.Content, g.image())
+// finishAssistant sets a message's stop reason and usage: the prompt is the
+// system prompt and the context the model is sent, split into what the
+// provider had cached from the previous request and what is new.
+func (g *gen) finishAssistant(m *llm.AssistantMessage) {
+	m.StopReason = llm.StopReasonStop
+	for _, c := range m.Content {
+		if _, ok := c.(llm.ToolCall); ok {
+			m.StopReason = llm.StopReasonToolUse
+			break
+		}
 	}
-	return m
-}
-
-// toolRound writes an assistant message calling n tools and their results.
-func (g *gen) toolRound(n int, huge bool) {
-	calls := make([]llm.ToolCall, n)
-	paths := make([]string, n)
-	for i := range calls {
-		calls[i], paths[i] = g.toolCall()
-	}
-	g.emitMessage(g.assistant(calls))
-	for i, c := range calls {
-		g.tick(30)
-		g.emitMessage(g.toolResult(c, paths[i], huge))
-	}
-}
-
-func (g *gen) assistant(calls []llm.ToolCall) *llm.AssistantMessage {
-	g.tick(60)
-	m := &llm.AssistantMessage{API: llm.APIAnthropicMessages, Provider: g.provider, Model: g.model, Timestamp: g.ms(), StopReason: llm.StopReasonStop}
-	if g.provider == "openai" {
-		m.API = "openai-responses"
-	}
-	if g.thinking != "" && g.thinking != "off" || g.chance(0.3) {
-		m.Content = append(m.Content, llm.Thinking{Thinking: g.paragraph(1, 4), Signature: base64.StdEncoding.EncodeToString(g.bytes(48))})
-	}
-	m.Content = append(m.Content, llm.Text{Text: g.paragraph(1, 3)})
-	for _, c := range calls {
-		m.Content = append(m.Content, c)
-	}
-	if len(calls) > 0 {
-		m.StopReason = llm.StopReasonToolUse
-	}
+	prompt := SystemPromptTokens + g.context - g.hidden
 	out := session.EstimateTokens(m)
-	switch {
-	case g.chance(0.004):
+	cached := min(g.cached, prompt)
+	u := llm.Usage{Output: out, CacheRead: cached}
+	rest := prompt - cached
+	if g.model.write > 0 { // Anthropic: new input is written to the cache
+		u.Input = min(rest, 1+g.rng.IntN(12))
+		u.CacheWrite = rest - u.Input
+	} else { // OpenAI: cached in blocks of 128 tokens, no write charge
+		u.CacheRead = cached / 128 * 128
+		u.Input = prompt - u.CacheRead
+	}
+	u.TotalTokens = u.Input + u.Output + u.CacheRead + u.CacheWrite
+	u.Cost = llm.Cost{Input: float64(u.Input) * g.model.in, Output: float64(out) * g.model.out,
+		CacheRead: float64(u.CacheRead) * g.model.read, CacheWrite: float64(u.CacheWrite) * g.model.write}
+	u.Cost.Total = u.Cost.Input + u.Cost.Output + u.Cost.CacheRead + u.Cost.CacheWrite
+	m.Usage = u
+	g.cached = prompt
+}
+
+func (g *gen) newAssistant() *llm.AssistantMessage {
+	g.tick(60)
+	return &llm.AssistantMessage{API: g.model.api, Provider: g.model.provider, Model: g.model.id, Timestamp: g.ms()}
+}
+
+// failedAssistant writes a turn the provider failed or the user aborted:
+// no tool calls, no usage.
+func (g *gen) failedAssistant() {
+	m := g.newAssistant()
+	if g.chance(0.55) {
 		m.StopReason = llm.StopReasonError
-		m.ErrorMessage = "overloaded_error: Overloaded"
-		m.Content = nil
-		return m
-	case g.chance(0.003):
+		m.ErrorMessage = []string{"overloaded_error: Overloaded", "529 {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}", "request timed out after 600s"}[g.rng.IntN(3)]
+		g.conv.failed = true
+	} else {
 		m.StopReason = llm.StopReasonAborted
 		m.ErrorMessage = "Request was aborted"
-		return m
-	}
-	cached := g.context * 9 / 10
-	m.Usage = llm.Usage{Input: g.context - cached + 3000, Output: out, CacheRead: cached, CacheWrite: g.rng.IntN(2000)}
-	m.Usage.TotalTokens = m.Usage.Input + m.Usage.Output + m.Usage.CacheRead + m.Usage.CacheWrite
-	m.Usage.Cost = llm.Cost{Input: float64(m.Usage.Input) * 3e-6, Output: float64(out) * 15e-6, CacheRead: float64(cached) * 3e-7}
-	m.Usage.Cost.Total = m.Usage.Cost.Input + m.Usage.Cost.Output + m.Usage.Cost.CacheRead
-	return m
-}
-
-var files = []string{"cmd/orbit/main.go", "internal/orbit/planner.go", "internal/orbit/planner_test.go", "internal/store/store.go",
-	"internal/store/migrate.go", "internal/api/handler.go", "internal/api/routes.go", "web/src/App.tsx", "web/src/api.ts",
-	"docs/design.md", "README.md", "go.mod", "Makefile", "internal/orbit/ephemeris.go", "internal/telemetry/trace.go"}
-
-type readArgs struct {
-	Path   string `json:"path"`
-	Offset int    `json:"offset,omitzero"`
-	Limit  int    `json:"limit,omitzero"`
-}
-
-type writeArgs struct {
-	Path    string `json:"path"`
-	Content string `json:"content"`
-}
-
-type editArgs struct {
-	Path    string `json:"path"`
-	OldText string `json:"oldText"`
-	NewText string `json:"newText"`
-}
-
-type bashArgs struct {
-	Command string `json:"command"`
-	Timeout int    `json:"timeout,omitzero"`
-}
-
-// toolCall returns a tool call and the file it touches ("" for bash).
-func (g *gen) toolCall() (llm.ToolCall, string) {
-	path := files[g.rng.IntN(len(files))]
-	c := llm.ToolCall{ID: "toolu_" + base64.RawURLEncoding.EncodeToString(g.bytes(12))}
-	var args any
-	switch r := g.rng.IntN(10); {
-	case r < 4:
-		c.Name = "read"
-		a := readArgs{Path: path}
-		if g.chance(0.3) {
-			a.Offset, a.Limit = 1+g.rng.IntN(400), 50+g.rng.IntN(200)
+		if g.chance(0.6) {
+			m.Content = []llm.Content{llm.Text{Text: g.say(introLines, 1)}}
 		}
-		args = a
-		g.read[path] = true
-	case r < 5:
-		c.Name = "write"
-		args = writeArgs{Path: path, Content: g.codeText(400, 4000)}
-		g.modified[path] = true
-	case r < 7:
-		c.Name = "edit"
-		args = editArgs{Path: path, OldText: g.codeText(40, 400), NewText: g.codeText(40, 500)}
-		g.modified[path] = true
-	default:
-		c.Name = "bash"
-		cmds := []string{"go test ./...", "go vet ./...", "git status --short", "rg -n \"TODO\" internal", "make build && ./bin/orbit --help", "ls -la internal/orbit", "git diff --stat"}
-		a := bashArgs{Command: cmds[g.rng.IntN(len(cmds))]}
-		if g.chance(0.2) {
-			a.Timeout = 120
-		}
-		args = a
+		g.conv.aborted = true
 	}
-	c.Arguments, _ = llm.ArgumentsOf(args)
-	if c.Name == "bash" {
-		path = ""
-	}
-	return c, path
-}
-
-func (g *gen) toolResult(c llm.ToolCall, path string, huge bool) *llm.ToolResultMessage {
-	m := &llm.ToolResultMessage{ToolCallID: c.ID, ToolName: c.Name, Timestamp: g.ms()}
-	var text string
-	switch {
-	case huge:
-		text = g.codeText(g.o.KeepRecentTokens*5, g.o.KeepRecentTokens*6)
-	case g.chance(g.o.HugeRate):
-		text = g.codeText(64<<10, 256<<10)
-	}
-	switch c.Name {
-	case "read":
-		if text == "" {
-			text = g.codeText(300, 2400)
-		}
-		if g.chance(g.o.ImageRate) {
-			m.Content = append(m.Content, g.image())
-			text = "Read image file [image/png]"
-		}
-	case "write":
-		text = "Successfully wrote " + fmt.Sprint(200+g.rng.IntN(4000)) + " bytes to " + path
-	case "edit":
-		text = "Successfully replaced text in " + path + "."
-		m.Details = jsontext.Value(fmt.Sprintf(`{"diff":%q}`, "-"+g.words(3, 8)+"\n+"+g.words(3, 8)))
-	default:
-		if text == "" {
-			text = g.codeText(20, 2000)
-		}
-		if g.chance(0.1) {
-			m.IsError = true
-			text += "\n\nCommand exited with code 1"
-		}
-	}
-	m.Content = append([]llm.Content{llm.Text{Text: text}}, m.Content...)
-	return m
-}
-
-func (g *gen) bash() {
-	code := 0
-	if g.chance(0.2) {
-		code = 2
-	}
-	m := &session.BashExecution{Command: "git log --oneline -n 5", Output: g.codeText(50, 600), ExitCode: &code, Timestamp: g.ms(), ExcludeFromContext: g.chance(0.2)}
 	g.emitMessage(m)
 }
 
@@ -537,83 +565,5 @@ func (g *gen) bytes(n int) []byte {
 	return b
 }
 
-var vocabulary = strings.Fields(`the planner orbit store handler request cache migration test failing passes
-refactor extract function interface context deadline retry backoff channel goroutine mutex lock file path
-config settings flag parse error wrap return value slice map struct field method receiver pointer nil check
-benchmark allocation latency throughput schema index query transaction commit rollback ephemeris satellite
-propagate vector epoch drift tolerance api route middleware token session compaction branch summary review
-naïve café résumé déjà-vu 日本語 テスト 😀 🚀 "quoted" back\slash <tag> & tab	here`)
-
-// corpus prepares the text that code and prose are cut from.
-func (g *gen) corpus() {
-	var code, prose strings.Builder
-	idents := []string{"planner", "orbit", "store", "epoch", "vec", "cfg", "req", "resp", "ctx", "err", "n", "i"}
-	for code.Len() < 512<<10 {
-		id := idents[g.rng.IntN(len(idents))]
-		switch g.rng.IntN(8) {
-		case 0:
-			fmt.Fprintf(&code, "func (p *Planner) %s%d(ctx context.Context, %s int) (*Result, error) {\n", strings.ToUpper(id[:1])+id[1:], g.rng.IntN(99), id)
-		case 1:
-			code.WriteString("\tif err != nil {\n\t\treturn nil, fmt.Errorf(\"planning %s: %w\", name, err)\n\t}\n")
-		case 2:
-			fmt.Fprintf(&code, "\t%s := make([]float64, 0, %d) // %s\n", id, g.rng.IntN(512), vocabulary[g.rng.IntN(len(vocabulary))])
-		case 3:
-			code.WriteString("}\n\n")
-		case 4:
-			fmt.Fprintf(&code, "\tfor i := range %s {\n\t\ttotal += %s[i] * 0.5\n\t}\n", id, id)
-		case 5:
-			fmt.Fprintf(&code, "--- FAIL: Test%s (0.%02ds)\n    planner_test.go:%d: got %d, want %d\n", strings.ToUpper(id[:1])+id[1:], g.rng.IntN(99), g.rng.IntN(400), g.rng.IntN(9), g.rng.IntN(9))
-		case 6:
-			fmt.Fprintf(&code, "\t// %s\n", g.sentence())
-		default:
-			fmt.Fprintf(&code, "\treturn &Result{Name: %q, Score: %d}, nil\n", id, g.rng.IntN(1000))
-		}
-	}
-	for prose.Len() < 128<<10 {
-		prose.WriteString(g.sentence())
-		prose.WriteByte(' ')
-	}
-	g.code, g.prose = code.String(), prose.String()
-}
-
-func (g *gen) words(min, max int) string {
-	n := min + g.rng.IntN(max-min+1)
-	w := make([]string, n)
-	for i := range w {
-		w[i] = vocabulary[g.rng.IntN(len(vocabulary))]
-	}
-	return strings.Join(w, " ")
-}
-
-func (g *gen) sentence() string {
-	s := g.words(5, 16)
-	if c := s[0]; c >= 'a' && c <= 'z' {
-		s = string(c-'a'+'A') + s[1:]
-	}
-	return s + "."
-}
-
-// paragraph returns a slice of prose of 100–300 characters per unit.
-func (g *gen) paragraph(min, max int) string {
-	n := int(float64((min+g.rng.IntN(max-min+1))*(100+g.rng.IntN(200))) * g.o.SizeScale)
-	return cut(g.prose, g.rng.IntN(len(g.prose)), n)
-}
-
-// codeText returns min–max bytes of code-like text (scaled by SizeScale).
-func (g *gen) codeText(min, max int) string {
-	n := int(float64(min+g.rng.IntN(max-min+1)) * g.o.SizeScale)
-	return cut(g.code, g.rng.IntN(len(g.code)), n)
-}
-
-// cut returns n bytes of s starting at off, wrapping around, trimmed to
-// whole runes.
-func cut(s string, off, n int) string {
-	var b strings.Builder
-	for n > 0 {
-		k := min(n, len(s)-off)
-		b.WriteString(s[off : off+k])
-		n -= k
-		off = 0
-	}
-	return strings.ToValidUTF8(b.String(), "")
-}
+// scaled returns n scaled by SizeScale, at least 1.
+func (g *gen) scaled(n int) int { return max(1, int(float64(n)*g.o.SizeScale)) }
