@@ -346,7 +346,7 @@ func (e *Entry) decodeMessage() (Message, error) {
 		// The message is normally the last member. If it is not, the
 		// candidate is not one JSON value and decoding fails; then the
 		// line is read member by member below.
-		if m, err := DecodeMessage(raw); err == nil {
+		if m, err := decodeStored(raw); err == nil {
 			return m, nil
 		}
 	}
@@ -354,7 +354,7 @@ func (e *Entry) decodeMessage() (Message, error) {
 	if err != nil {
 		return nil, e.errorf("message entry: %w", err)
 	}
-	m, err := DecodeMessage(raw)
+	m, err := decodeStored(raw)
 	if err != nil {
 		return nil, e.errorf("%w", err)
 	}

@@ -29,4 +29,7 @@ func DecodeFast(raw []byte) (Message, bool) { return decodeFast(raw) }
 
 var DecodeSlow = decodeMessage
 
-var UTF16Len = utf16Len
+// DecodeFastShared is the fast decoder for an entry's immutable bytes.
+func DecodeFastShared(raw []byte) (Message, bool) { return decodeFastShared(raw) }
+
+var SharedString = sharedString

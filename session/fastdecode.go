@@ -29,13 +29,26 @@ import (
 // checks that on arbitrary input, and the tests on every generated session
 // and on pi's own files.
 
-// decodeFast decodes a stored user, assistant or tool-result message.
+// decodeFast decodes a stored user, assistant or tool-result message. The
+// message is independent of raw.
 func decodeFast(raw []byte) (Message, bool) {
+	return fastDecode(raw, false)
+}
+
+// decodeFastShared is decodeFast for the immutable bytes of an entry: the
+// message shares raw's memory (see [sharedString]) for every string without
+// escapes, tool-call arguments in JSON.stringify's form, tool-result
+// details and unknown blocks, instead of copying them.
+func decodeFastShared(raw []byte) (Message, bool) {
+	return fastDecode(raw, true)
+}
+
+func fastDecode(raw []byte, shared bool) (Message, bool) {
 	role, ok := fastRole(raw)
 	if !ok {
 		return nil, false
 	}
-	d := fastDecoder{b: raw, i: len(`{"role":"`) + len(role) + 1}
+	d := fastDecoder{b: raw, i: len(`{"role":"`) + len(role) + 1, shared: shared}
 	if bp, _ := scratch.Get().(*[]byte); bp != nil {
 		d.buf = (*bp)[:0]
 	}
@@ -103,7 +116,7 @@ func decodeFast(raw []byte) (Message, bool) {
 					return false
 				}
 				if v := jsontext.Value(d.b[start:d.i]); v.Kind() != 'n' {
-					r.Details = v.Clone()
+					r.Details = d.value(v)
 				}
 				return true
 			case "isError":
@@ -140,6 +153,28 @@ type fastDecoder struct {
 	b   []byte
 	i   int
 	buf []byte // scratch for strings with escapes
+	// shared is set when b is immutable, so that what is decoded may
+	// share its memory.
+	shared bool
+}
+
+// value returns v, part of b, as a value of the message: v itself (its
+// capacity capped, so an append cannot write into b) when b is shared, else
+// a copy.
+func (d *fastDecoder) value(v jsontext.Value) jsontext.Value {
+	if d.shared {
+		return v[:len(v):len(v)]
+	}
+	return v.Clone()
+}
+
+// text returns b, part of d.b, as a string: sharing its memory when d.b is
+// shared, else a copy.
+func (d *fastDecoder) text(b []byte) string {
+	if d.shared {
+		return sharedString(b)
+	}
+	return string(b)
 }
 
 func (d *fastDecoder) space() { d.i = skipSpace(d.b, d.i) }
@@ -564,13 +599,17 @@ func (d *fastDecoder) block() (llm.Content, bool) {
 	case llm.ContentImage:
 		return llm.Image{Data: data, MIMEType: mime}, true
 	case llm.ContentToolCall:
-		a, err := llm.NewArguments(args)
+		newArgs := llm.NewArguments
+		if d.shared {
+			newArgs = llm.AdoptArguments
+		}
+		a, err := newArgs(args)
 		if err != nil {
 			return nil, false
 		}
 		return llm.ToolCall{ID: id, Name: name, Arguments: a, ThoughtSignature: thoughtSig}, true
 	}
-	return llm.UnknownContent{Type: typ, Raw: jsontext.Value(d.b[start:d.i]).Clone()}, true
+	return llm.UnknownContent{Type: typ, Raw: d.value(d.b[start:d.i])}, true
 }
 
 // string reads a JSON string into dst. It gives up on invalid UTF-8 and on
@@ -596,7 +635,7 @@ func (d *fastDecoder) string(dst *string) bool {
 				d.buf = append(d.buf, b[start:i]...)
 				*dst = string(d.buf)
 			} else {
-				*dst = string(b[start:i])
+				*dst = d.text(b[start:i])
 			}
 			d.i = i + 1
 			return true
