@@ -1,7 +1,10 @@
 package session_test
 
 import (
+	"bytes"
+	"fmt"
 	"runtime"
+	"strings"
 	"testing"
 	"weak"
 
@@ -208,5 +211,68 @@ func TestDecodedMessagesShared(t *testing.T) {
 	again, err := s.Context("")
 	if err != nil || texts(again.Messages)[0] != "user:q1" {
 		t.Fatalf("decoding again: %v %v", texts(again.Messages), err)
+	}
+}
+
+// TestBatchDecodedMessagesShared is TestDecodedMessagesShared for a context
+// large enough to be decoded in batches on several goroutines, with a
+// message the fast decoder leaves to the general one: every message is
+// found again while in use, one message kept alive is still found after
+// everything else is dropped, and nothing is kept once it is unused.
+func TestBatchDecodedMessagesShared(t *testing.T) {
+	var payloads []session.Payload
+	long := strings.Repeat("the planner tests again ", 500) // over 1 MB in all: decoded in parallel
+	for i := range 500 {
+		switch i % 5 {
+		case 0:
+			payloads = append(payloads, user(fmt.Sprintf("q%d %s", i, long)))
+		case 1, 3:
+			payloads = append(payloads, assistant(fmt.Sprintf("a%d", i)))
+		case 2:
+			payloads = append(payloads, &session.MessageEntry{Message: &llm.ToolResultMessage{ToolCallID: "c", ToolName: "read",
+				Content: []llm.Content{llm.Text{Text: fmt.Sprintf("r%d", i)}}}})
+		case 4:
+			payloads = append(payloads, &session.CustomMessageEntry{CustomType: "n", Content: []llm.Content{llm.Text{Text: "c"}}})
+		}
+	}
+	payloads[250] = user("LONE")
+	data := bytes.Replace(fileBytes(t, chain(payloads...)...), []byte("LONE"), []byte(`\ud800`), 1)
+	s, err := session.Parse("test.jsonl", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := s.Context("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := s.Context("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(first.Messages) != 500 {
+		t.Fatalf("%d messages", len(first.Messages))
+	}
+	for i := range first.Messages {
+		if first.Messages[i] != second.Messages[i] {
+			t.Fatalf("message %d decoded twice while in use", i)
+		}
+	}
+	es := s.Entries()
+	if m, err := es[250].Message(); err != nil || m != first.Messages[250] || llm.TextOf(m.(*llm.UserMessage).Content) != "\ufffd" {
+		t.Errorf("message with a lone surrogate: %v, %v", m, err)
+	}
+
+	kept := first.Messages[101]
+	ref := weak.Make(kept.(*llm.AssistantMessage))
+	first, second = session.Context{}, session.Context{}
+	runtime.GC()
+	if m, err := es[101].Message(); err != nil || m != kept {
+		t.Errorf("a message still in use was decoded again: %p, want %p (%v)", m, kept, err)
+	}
+	runtime.KeepAlive(kept)
+	kept = nil
+	runtime.GC()
+	if ref.Value() != nil {
+		t.Error("a decoded message stays alive after its last use")
 	}
 }

@@ -110,8 +110,9 @@ func contributes(e *Entry) bool {
 const parallelDecodeBytes = 1 << 20
 
 // contextMessages returns the context message of each entry (nil for none),
-// decoding on every core when there is much to decode. It fails with the
-// error of the first entry, in order, that cannot be decoded.
+// decoding in batches (see decodeBatch), on every core when there is much
+// to decode. It fails with the error of the first entry, in order, that
+// cannot be decoded.
 func contextMessages(entries []*Entry) ([]Message, error) {
 	msgs := make([]Message, len(entries))
 	errs := make([]error, len(entries))
@@ -119,32 +120,28 @@ func contextMessages(entries []*Entry) ([]Message, error) {
 	for _, e := range entries {
 		size += len(e.raw)
 	}
-	workers := min(runtime.GOMAXPROCS(0), max(1, size/parallelDecodeBytes))
-	if workers == 1 {
-		for i, e := range entries {
-			if msgs[i], errs[i] = ContextMessage(e); errs[i] != nil {
-				return nil, errs[i]
-			}
-		}
-		return msgs, nil
-	}
-	const batch = 32
+	batches := (len(entries) + maxBatch - 1) / maxBatch
+	workers := min(runtime.GOMAXPROCS(0), max(1, size/parallelDecodeBytes), batches)
 	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for {
-				start := int(next.Add(batch)) - batch
-				if start >= len(entries) {
-					return
-				}
-				for i := start; i < min(start+batch, len(entries)); i++ {
-					msgs[i], errs[i] = ContextMessage(entries[i])
-				}
+	work := func() {
+		for {
+			start := int(next.Add(maxBatch)) - maxBatch
+			if start >= len(entries) {
+				return
 			}
-		})
+			end := min(start+maxBatch, len(entries))
+			decodeBatch(entries[start:end], msgs[start:end], errs[start:end])
+		}
 	}
-	wg.Wait()
+	if workers <= 1 {
+		work()
+	} else {
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Go(work)
+		}
+		wg.Wait()
+	}
 	for _, err := range errs {
 		if err != nil {
 			return nil, err

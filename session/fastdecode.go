@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/prime-agent/prime/internal/jsonscan"
 	"github.com/prime-agent/prime/internal/jsonwire"
 	"github.com/prime-agent/prime/llm"
 )
@@ -32,7 +33,7 @@ import (
 // decodeFast decodes a stored user, assistant or tool-result message. The
 // message is independent of raw.
 func decodeFast(raw []byte) (Message, bool) {
-	return fastDecode(raw, false)
+	return fastDecode(raw, false, nil)
 }
 
 // decodeFastShared is decodeFast for the immutable bytes of an entry: the
@@ -40,10 +41,12 @@ func decodeFast(raw []byte) (Message, bool) {
 // escapes, tool-call arguments in JSON.stringify's form, tool-result
 // details and unknown blocks, instead of copying them.
 func decodeFastShared(raw []byte) (Message, bool) {
-	return fastDecode(raw, true)
+	return fastDecode(raw, true, nil)
 }
 
-func fastDecode(raw []byte, shared bool) (Message, bool) {
+// fastDecode is decodeFast, or decodeFastShared when shared is set, taking
+// the message from arena (nil: a new one).
+func fastDecode(raw []byte, shared bool, arena *messageArena) (Message, bool) {
 	role, ok := fastRole(raw)
 	if !ok {
 		return nil, false
@@ -60,7 +63,7 @@ func fastDecode(raw []byte, shared bool) (Message, bool) {
 	var m Message
 	switch role {
 	case llm.RoleUser:
-		u := new(llm.UserMessage)
+		u := arena.user()
 		ok = d.members(func(name []byte) bool {
 			switch string(name) {
 			case "content":
@@ -72,7 +75,7 @@ func fastDecode(raw []byte, shared bool) (Message, bool) {
 		})
 		m = u
 	case llm.RoleAssistant:
-		a := new(llm.AssistantMessage)
+		a := arena.assistant()
 		ok = d.members(func(name []byte) bool {
 			switch string(name) {
 			case "content":
@@ -101,7 +104,7 @@ func fastDecode(raw []byte, shared bool) (Message, bool) {
 		})
 		m = a
 	case llm.RoleToolResult:
-		r := new(llm.ToolResultMessage)
+		r := arena.result()
 		ok = d.members(func(name []byte) bool {
 			switch string(name) {
 			case "toolCallId":
@@ -625,7 +628,7 @@ func (d *fastDecoder) string(dst *string) bool {
 	d.buf = d.buf[:0]
 	escaped := false
 	for {
-		i = plainRun(b, i, true)
+		i = jsonscan.PlainRun(b, i, true)
 		if i >= len(b) {
 			return false
 		}

@@ -2,11 +2,6 @@ package session
 
 import "github.com/prime-agent/prime/internal/jsonscan"
 
-// plainRun is [jsonscan.PlainRun].
-func plainRun(b []byte, i int, stopNonASCII bool) int {
-	return jsonscan.PlainRun(b, i, stopNonASCII)
-}
-
 // maxDepth is the deepest nesting validJSON accepts, the same limit as the
 // JSON decoder that later decodes the entry.
 const maxDepth = 10000
@@ -171,7 +166,7 @@ func (v *validator) sep(closing byte) (more, ok bool) {
 func (v *validator) str() bool {
 	b, i := v.b, v.i+1
 	for {
-		i = plainRun(b, i, false)
+		i = jsonscan.PlainRun(b, i, false)
 		if i >= len(b) {
 			return false
 		}
