@@ -33,3 +33,6 @@ var DecodeSlow = decodeMessage
 func DecodeFastShared(raw []byte) (Message, bool) { return decodeFastShared(raw) }
 
 var SharedString = sharedString
+
+// ReadAll reads r expecting size bytes.
+var ReadAll = readAll

@@ -128,18 +128,53 @@ func Load(path string) (*Session, error) {
 		return nil, fmt.Errorf("session: %w", err)
 	}
 	defer f.Close()
-	fi, err := f.Stat()
+	s, _, err := readFile(path, f)
+	return s, err
+}
+
+// readFile reads the session in f (named name in errors) from its start,
+// and returns the bytes it read too. A large regular file is decoded while
+// it is read (loadStream); any other is read into a buffer the size of the
+// file and parsed. An empty file is a *NotSessionError, with no bytes.
+func readFile(name string, f *os.File) (*Session, []byte, error) {
+	size := -1
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && int64(int(fi.Size())) == fi.Size() {
+		size = int(fi.Size())
+	}
+	if size >= streamBytes {
+		return loadStream(name, f, size)
+	}
+	data, err := readAll(f, size)
 	if err != nil {
-		return nil, fmt.Errorf("session: %w", err)
+		return nil, nil, fmt.Errorf("session: reading %s: %w", name, err)
 	}
-	if size := fi.Size(); fi.Mode().IsRegular() && size >= streamBytes && int64(int(size)) == size {
-		return loadStream(path, f, int(size))
+	s, err := Parse(name, data)
+	return s, data, err
+}
+
+// readAll reads r to its end. size is what it is expected to hold (a
+// file's size), or -1 when unknown: the buffer is allocated once for it
+// instead of growing, and copying, while the data arrives.
+func readAll(r io.Reader, size int) ([]byte, error) {
+	if size < 0 {
+		return io.ReadAll(r)
 	}
-	data, err := io.ReadAll(f)
-	if err != nil {
-		return nil, fmt.Errorf("session: %w", err)
+	// One byte more than expected, so that the end is seen without
+	// growing the buffer.
+	buf := make([]byte, 0, size+1)
+	for {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, cap(buf)/4+512) // the file grew meanwhile
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
-	return Parse(path, data)
 }
 
 // Parse reads a session from the contents of a session file. name is used
@@ -181,8 +216,10 @@ const (
 
 // loadStream reads a file of the given size into one buffer, handing
 // complete chunks of lines to decoding goroutines as the reads arrive, so
-// that reading (page faults and copying) and validating overlap.
-func loadStream(name string, r io.Reader, size int) (*Session, error) {
+// that reading (page faults and copying) and validating overlap. It
+// returns the bytes read too, even with an error: size at most, fewer if
+// the file ends sooner.
+func loadStream(name string, r io.Reader, size int) (*Session, []byte, error) {
 	buf := make([]byte, size)
 	progress := make(chan int, size/readStep+2)
 	var readErr error
@@ -257,13 +294,14 @@ func loadStream(name string, r io.Reader, size int) (*Session, error) {
 	close(work)
 	wg.Wait()
 	if readErr != nil {
-		return nil, fmt.Errorf("session: reading %s: %w", name, readErr)
+		return nil, buf, fmt.Errorf("session: reading %s: %w", name, readErr)
 	}
 	if headerErr != nil {
-		return nil, headerErr
+		return nil, buf, headerErr
 	}
 	s.assemble(chunks)
-	return s.finish(buf)
+	s, err := s.finish(buf)
+	return s, buf, err
 }
 
 // read reads the lines of data, which continues the file after the lines
