@@ -124,13 +124,14 @@ func contextMessages(entries []*Entry) ([]Message, error) {
 	workers := min(runtime.GOMAXPROCS(0), max(1, size/parallelDecodeBytes), batches)
 	var next atomic.Int64
 	work := func() {
+		var text textArena
 		for {
 			start := int(next.Add(maxBatch)) - maxBatch
 			if start >= len(entries) {
 				return
 			}
 			end := min(start+maxBatch, len(entries))
-			decodeBatch(entries[start:end], msgs[start:end], errs[start:end])
+			decodeBatch(entries[start:end], msgs[start:end], errs[start:end], &text)
 		}
 	}
 	if workers <= 1 {

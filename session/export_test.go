@@ -36,3 +36,13 @@ var SharedString = sharedString
 
 // ReadAll reads r expecting size bytes.
 var ReadAll = readAll
+
+// TextArena decodes messages as a context's batches do, the text of their
+// strings with escapes sharing blocks of (at first) size bytes.
+type TextArena struct{ a textArena }
+
+func NewTextArena(size int) *TextArena {
+	return &TextArena{textArena{buf: make([]byte, 0, size)}}
+}
+
+func (t *TextArena) Decode(raw []byte) (Message, bool) { return fastDecode(raw, true, nil, &t.a) }

@@ -33,7 +33,7 @@ import (
 // decodeFast decodes a stored user, assistant or tool-result message. The
 // message is independent of raw.
 func decodeFast(raw []byte) (Message, bool) {
-	return fastDecode(raw, false, nil)
+	return fastDecode(raw, false, nil, nil)
 }
 
 // decodeFastShared is decodeFast for the immutable bytes of an entry: the
@@ -41,25 +41,32 @@ func decodeFast(raw []byte) (Message, bool) {
 // escapes, tool-call arguments in JSON.stringify's form, tool-result
 // details and unknown blocks, instead of copying them.
 func decodeFastShared(raw []byte) (Message, bool) {
-	return fastDecode(raw, true, nil)
+	return fastDecode(raw, true, nil, nil)
 }
 
 // fastDecode is decodeFast, or decodeFastShared when shared is set, taking
-// the message from arena (nil: a new one).
-func fastDecode(raw []byte, shared bool, arena *messageArena) (Message, bool) {
+// the message from arena (nil: a new one) and, when text is not nil, the
+// text of strings with escapes from text (see [textArena]; only with
+// shared).
+func fastDecode(raw []byte, shared bool, arena *messageArena, text *textArena) (Message, bool) {
 	role, ok := fastRole(raw)
 	if !ok {
 		return nil, false
 	}
 	d := fastDecoder{b: raw, i: len(`{"role":"`) + len(role) + 1, shared: shared}
-	if bp, _ := scratch.Get().(*[]byte); bp != nil {
-		d.buf = (*bp)[:0]
-	}
-	defer func() {
-		if cap(d.buf) <= maxScratch {
-			scratch.Put(&d.buf)
+	if text != nil {
+		d.out = textBuffer{buf: text.buf, arena: true}
+		defer func() { text.buf = d.out.buf }()
+	} else {
+		if bp, _ := scratch.Get().(*[]byte); bp != nil {
+			d.out.buf = (*bp)[:0]
 		}
-	}()
+		defer func() {
+			if cap(d.out.buf) <= maxScratch {
+				scratch.Put(&d.out.buf)
+			}
+		}()
+	}
 	var m Message
 	switch role {
 	case llm.RoleUser:
@@ -143,8 +150,9 @@ func fastDecode(raw []byte, shared bool, arena *messageArena) (Message, bool) {
 	return m, true
 }
 
-// scratch holds the buffers strings with escapes are built in, so that
-// decoding many messages does not grow a new one for each.
+// scratch holds the buffers strings with escapes are built in when they
+// are copied out, so that decoding many messages does not grow a new one
+// for each.
 var scratch sync.Pool
 
 // maxScratch is the largest buffer kept for reuse.
@@ -153,9 +161,10 @@ const maxScratch = 1 << 20
 // fastDecoder reads JSON from b at i. Every method reports false when the
 // input is not in the shape it handles, leaving i anywhere.
 type fastDecoder struct {
-	b   []byte
-	i   int
-	buf []byte // scratch for strings with escapes
+	b []byte
+	i int
+	// out receives the text of strings with escapes.
+	out textBuffer
 	// shared is set when b is immutable, so that what is decoded may
 	// share its memory.
 	shared bool
@@ -625,8 +634,8 @@ func (d *fastDecoder) string(dst *string) bool {
 	}
 	i := d.i + 1
 	start := i
-	d.buf = d.buf[:0]
 	escaped := false
+	out := &d.out
 	for {
 		i = jsonscan.PlainRun(b, i, true)
 		if i >= len(b) {
@@ -635,8 +644,8 @@ func (d *fastDecoder) string(dst *string) bool {
 		switch c := b[i]; {
 		case c == '"':
 			if escaped {
-				d.buf = append(d.buf, b[start:i]...)
-				*dst = string(d.buf)
+				out.write(b[start:i])
+				*dst = out.string()
 			} else {
 				*dst = d.text(b[start:i])
 			}
@@ -646,26 +655,29 @@ func (d *fastDecoder) string(dst *string) bool {
 			if i+1 >= len(b) {
 				return false
 			}
-			d.buf = append(d.buf, b[start:i]...)
-			escaped = true
+			if !escaped {
+				out.begin()
+				escaped = true
+			}
+			out.write(b[start:i])
 			switch e := b[i+1]; e {
 			case '"', '\\', '/':
-				d.buf = append(d.buf, e)
+				out.writeByte(e)
 				i += 2
 			case 'b':
-				d.buf = append(d.buf, '\b')
+				out.writeByte('\b')
 				i += 2
 			case 'f':
-				d.buf = append(d.buf, '\f')
+				out.writeByte('\f')
 				i += 2
 			case 'n':
-				d.buf = append(d.buf, '\n')
+				out.writeByte('\n')
 				i += 2
 			case 'r':
-				d.buf = append(d.buf, '\r')
+				out.writeByte('\r')
 				i += 2
 			case 't':
-				d.buf = append(d.buf, '\t')
+				out.writeByte('\t')
 				i += 2
 			case 'u':
 				r, ok := hex4(b, i+2)
@@ -686,7 +698,7 @@ func (d *fastDecoder) string(dst *string) bool {
 					}
 					i += 6
 				}
-				d.buf = utf8.AppendRune(d.buf, r)
+				out.writeRune(r)
 			default:
 				return false
 			}

@@ -31,8 +31,13 @@ func checkFastDecode(t *testing.T, raw []byte) (fast bool) {
 	own := bytes.Clone(raw)
 	got, ok := session.DecodeFast(own)
 	shared, sharedOK := session.DecodeFastShared(bytes.Clone(raw))
-	if ok != sharedOK {
-		t.Fatalf("fast decoder accepts %q: %v; sharing, %v", raw, ok, sharedOK)
+	// Twice into one text arena with a tiny first block: the first
+	// message must survive the second's writing.
+	arena := session.NewTextArena(8)
+	inArena, arenaOK := arena.Decode(bytes.Clone(raw))
+	again, againOK := arena.Decode(bytes.Clone(raw))
+	if ok != sharedOK || ok != arenaOK || ok != againOK {
+		t.Fatalf("fast decoder accepts %q: %v; sharing, %v; in an arena, %v then %v", raw, ok, sharedOK, arenaOK, againOK)
 	}
 	if !ok {
 		return false
@@ -41,8 +46,10 @@ func checkFastDecode(t *testing.T, raw []byte) (fast bool) {
 	if err != nil {
 		t.Fatalf("fast decoder accepted %q; the general one says %v", raw, err)
 	}
-	if diff := cmp.Diff(want, shared, sameDecoding); diff != "" {
-		t.Fatalf("shared fast decoding of %q differs (-general +fast):\n%s", raw, diff)
+	for name, m := range map[string]session.Message{"shared": shared, "arena": inArena, "arena again": again} {
+		if diff := cmp.Diff(want, m, sameDecoding); diff != "" {
+			t.Fatalf("%s fast decoding of %q differs (-general +fast):\n%s", name, raw, diff)
+		}
 	}
 	clear(own) // the copying decoder's result must not depend on its input
 	if diff := cmp.Diff(want, got, sameDecoding); diff != "" {
@@ -75,10 +82,9 @@ func messagesOf(t *testing.T, data []byte) [][]byte {
 	return out
 }
 
-// TestFastDecodeSessions decodes every message of generated sessions (all
-// generator options) and of pi's own files both ways, and checks that the
-// fast path takes nearly all of them.
-func TestFastDecodeSessions(t *testing.T) {
+// fastDecodeFiles returns generated sessions (all generator options) and,
+// when present, pi's own files.
+func fastDecodeFiles(t *testing.T) map[string][]byte {
 	files := map[string][]byte{}
 	for seed := range uint64(6) {
 		files["gen"+string(rune('0'+seed))] = sessiongen.Bytes(sessiongen.Options{
@@ -94,7 +100,14 @@ func TestFastDecodeSessions(t *testing.T) {
 			files[name] = data
 		}
 	}
-	for name, data := range files {
+	return files
+}
+
+// TestFastDecodeSessions decodes every message of generated sessions (all
+// generator options) and of pi's own files both ways, and checks that the
+// fast path takes nearly all of them.
+func TestFastDecodeSessions(t *testing.T) {
+	for name, data := range fastDecodeFiles(t) {
 		total, fast := 0, 0
 		for _, raw := range messagesOf(t, data) {
 			total++
@@ -105,6 +118,36 @@ func TestFastDecodeSessions(t *testing.T) {
 		t.Logf("%s: %d of %d messages on the fast path", name, fast, total)
 		if fast < total*95/100 {
 			t.Errorf("%s: only %d of %d messages on the fast path", name, fast, total)
+		}
+	}
+}
+
+// TestTextArena decodes every message of generated sessions and pi's files
+// with one text arena whose first block is tiny, then checks each against
+// the general decoder: strings made earlier are intact after later ones
+// were written into the same blocks or moved on to new ones.
+func TestTextArena(t *testing.T) {
+	for name, data := range fastDecodeFiles(t) {
+		arena := session.NewTextArena(16)
+		var raws [][]byte
+		var got []session.Message
+		for _, raw := range messagesOf(t, data) {
+			if m, ok := arena.Decode(raw); ok {
+				raws = append(raws, raw)
+				got = append(got, m)
+			}
+		}
+		if len(got) == 0 {
+			t.Fatalf("%s: nothing decoded", name)
+		}
+		for i, raw := range raws {
+			want, err := session.DecodeSlow(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, got[i], sameDecoding); diff != "" {
+				t.Fatalf("%s: message %d differs (-general +arena):\n%s", name, i, diff)
+			}
 		}
 	}
 }

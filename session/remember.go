@@ -135,7 +135,7 @@ func (a *messageArena) result() *llm.ToolResultMessage {
 // taken as they are; the provider messages the fast decoder reads are
 // allocated in one array per role and remembered through one weak
 // reference per array; anything else is decoded on its own.
-func decodeBatch(entries []*Entry, msgs []Message, errs []error) {
+func decodeBatch(entries []*Entry, msgs []Message, errs []error, text *textArena) {
 	var nu, na, nr int
 	for i, e := range entries {
 		if e.Type != TypeMessage {
@@ -174,7 +174,7 @@ func decodeBatch(entries []*Entry, msgs []Message, errs []error) {
 		}
 		if raw, ok := e.lastMember(`,"message":`); ok {
 			u, a, r := len(arena.users), len(arena.assistants), len(arena.results)
-			if m, ok := fastDecode(raw, true, arena); ok {
+			if m, ok := fastDecode(raw, true, arena, text); ok {
 				switch {
 				case len(arena.users) > u:
 					at[i] = int32(u)
