@@ -178,8 +178,8 @@ func readAll(r io.Reader, size int) ([]byte, error) {
 }
 
 // Parse reads a session from the contents of a session file. name is used
-// in errors. The session keeps data (entries point into it), which must not
-// be modified afterwards.
+// in errors. The session keeps data: its entries, and the strings decoded
+// from them, share its memory, so data must never be modified afterwards.
 func Parse(name string, data []byte) (*Session, error) {
 	s := &Session{path: name, leaf: -1}
 	if err := s.read(data, true); err != nil {
