@@ -3,7 +3,6 @@ package llm_test
 import (
 	"bytes"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -80,19 +79,9 @@ func argumentsIn(t testing.TB, data []byte) [][]byte {
 
 // sessionFiles returns generated sessions and, when present, pi's files.
 func sessionFiles(t testing.TB) map[string][]byte {
-	files := map[string][]byte{
-		"gen1": sessiongen.Bytes(sessiongen.Options{Entries: 400, Seed: 1, SizeScale: 0.2}),
-		"gen2": sessiongen.Bytes(sessiongen.Options{Entries: 400, Seed: 2, SizeScale: 0.2}),
-	}
-	if dir, ok := pifixtures.Dir(); ok {
-		for _, name := range []string{pifixtures.LargeSession, pifixtures.BeforeCompaction} {
-			data, err := os.ReadFile(filepath.Join(dir, name))
-			if err != nil {
-				t.Fatal(err)
-			}
-			files[name] = data
-		}
-	}
+	files := pifixtures.ReadAll(t)
+	files["gen1"] = sessiongen.Bytes(sessiongen.Options{Entries: 400, Seed: 1, SizeScale: 0.2})
+	files["gen2"] = sessiongen.Bytes(sessiongen.Options{Entries: 400, Seed: 2, SizeScale: 0.2})
 	return files
 }
 

@@ -1,10 +1,6 @@
 package llm
 
-import (
-	"unicode/utf8"
-
-	"github.com/prime-agent/prime/internal/jsonscan"
-)
+import "github.com/prime-agent/prime/internal/jsonscan"
 
 // stringified reports whether b is one JSON value exactly as
 // JSON.stringify prints it and as [NewArguments] would reformat it, so
@@ -175,16 +171,12 @@ func (s *stringifiedScanner) str() bool {
 			default:
 				return false
 			}
-		case c < 0x20:
-			return false
-		case c < utf8.RuneSelf:
-			i++
 		default:
-			r, size := utf8.DecodeRune(b[i:])
-			if r == utf8.RuneError && size == 1 {
+			n := jsonscan.CharLen(b[i:])
+			if n == 0 {
 				return false
 			}
-			i += size
+			i += n
 		}
 	}
 	return false

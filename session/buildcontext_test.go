@@ -172,13 +172,11 @@ func TestCustomMessageContextFields(t *testing.T) {
 	}
 }
 
-// TestDecodedMessagesShared: while a decoded message is in use, decoding
-// the same entry again (another context, a compaction's preparation)
-// returns it instead of decoding again; once nothing uses it, the entry
-// does not keep it alive.
-func TestDecodedMessagesShared(t *testing.T) {
-	s := parse(t, chain(user("q1"), assistant("a1"), &session.CustomMessageEntry{CustomType: "n", Content: []llm.Content{llm.Text{Text: "c"}}},
-		&session.BranchSummaryEntry{FromID: "x", Summary: "b"})...)
+// contextTwice builds the leaf's context twice, the first still in use, and
+// checks that it has n messages and that the second has the very same ones.
+// It returns the first.
+func contextTwice(t *testing.T, s *session.Session, n int) session.Context {
+	t.Helper()
 	first, err := s.Context("")
 	if err != nil {
 		t.Fatal(err)
@@ -187,14 +185,25 @@ func TestDecodedMessagesShared(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(first.Messages) != 4 {
-		t.Fatalf("%d messages", len(first.Messages))
+	if len(first.Messages) != n {
+		t.Fatalf("%d messages, want %d", len(first.Messages), n)
 	}
 	for i := range first.Messages {
 		if first.Messages[i] != second.Messages[i] {
-			t.Errorf("message %d decoded twice while in use", i)
+			t.Fatalf("message %d decoded twice while in use", i)
 		}
 	}
+	return first
+}
+
+// TestDecodedMessagesShared: while a decoded message is in use, decoding
+// the same entry again (another context, a compaction's preparation)
+// returns it instead of decoding again; once nothing uses it, the entry
+// does not keep it alive.
+func TestDecodedMessagesShared(t *testing.T) {
+	s := parse(t, chain(user("q1"), assistant("a1"), &session.CustomMessageEntry{CustomType: "n", Content: []llm.Content{llm.Text{Text: "c"}}},
+		&session.BranchSummaryEntry{FromID: "x", Summary: "b"})...)
+	first := contextTwice(t, s, 4)
 	m, err := s.Entries()[0].Message()
 	if err != nil || m != first.Messages[0] {
 		t.Errorf("Entry.Message = %p, %v; want the context's %p", m, err, first.Messages[0])
@@ -203,7 +212,7 @@ func TestDecodedMessagesShared(t *testing.T) {
 	// Nothing holds the messages any more: they can be collected.
 	refs := make([]weak.Pointer[llm.UserMessage], 1)
 	refs[0] = weak.Make(first.Messages[0].(*llm.UserMessage))
-	first, second, m = session.Context{}, session.Context{}, nil
+	first, m = session.Context{}, nil
 	runtime.GC()
 	if refs[0].Value() != nil {
 		t.Error("a decoded message stays alive after its last use")
@@ -241,22 +250,7 @@ func TestBatchDecodedMessagesShared(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, err := s.Context("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	second, err := s.Context("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(first.Messages) != 500 {
-		t.Fatalf("%d messages", len(first.Messages))
-	}
-	for i := range first.Messages {
-		if first.Messages[i] != second.Messages[i] {
-			t.Fatalf("message %d decoded twice while in use", i)
-		}
-	}
+	first := contextTwice(t, s, 500)
 	es := s.Entries()
 	if m, err := es[250].Message(); err != nil || m != first.Messages[250] || llm.TextOf(m.(*llm.UserMessage).Content) != "\ufffd" {
 		t.Errorf("message with a lone surrogate: %v, %v", m, err)
@@ -264,7 +258,7 @@ func TestBatchDecodedMessagesShared(t *testing.T) {
 
 	kept := first.Messages[101]
 	ref := weak.Make(kept.(*llm.AssistantMessage))
-	first, second = session.Context{}, session.Context{}
+	first = session.Context{}
 	runtime.GC()
 	if m, err := es[101].Message(); err != nil || m != kept {
 		t.Errorf("a message still in use was decoded again: %p, want %p (%v)", m, kept, err)

@@ -703,16 +703,12 @@ func (d *fastDecoder) string(dst *string) bool {
 				return false
 			}
 			start = i
-		case c < 0x20:
-			return false
-		case c < utf8.RuneSelf:
-			i++
 		default:
-			r, size := utf8.DecodeRune(b[i:])
-			if r == utf8.RuneError && size == 1 {
+			n := jsonscan.CharLen(b[i:])
+			if n == 0 {
 				return false
 			}
-			i += size
+			i += n
 		}
 	}
 }

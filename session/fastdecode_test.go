@@ -85,20 +85,11 @@ func messagesOf(t *testing.T, data []byte) [][]byte {
 // fastDecodeFiles returns generated sessions (all generator options) and,
 // when present, pi's own files.
 func fastDecodeFiles(t *testing.T) map[string][]byte {
-	files := map[string][]byte{}
+	files := pifixtures.ReadAll(t)
 	for seed := range uint64(6) {
 		files["gen"+string(rune('0'+seed))] = sessiongen.Bytes(sessiongen.Options{
 			Entries: 600, Seed: seed, SizeScale: 0.3, ImageRate: 0.1, HugeRate: 0.01, BranchRate: 0.1, TrailingHugeResults: int(seed % 3),
 		})
-	}
-	if dir, ok := pifixtures.Dir(); ok {
-		for _, name := range []string{pifixtures.LargeSession, pifixtures.BeforeCompaction} {
-			data, err := os.ReadFile(dir + "/" + name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			files[name] = data
-		}
 	}
 	return files
 }

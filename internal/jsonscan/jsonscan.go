@@ -1,12 +1,14 @@
-// Package jsonscan holds the byte-level loop shared by Prime's fast JSON
+// Package jsonscan holds the byte-level loops shared by Prime's fast JSON
 // paths (the session validator and decoder, and the check that tool-call
 // arguments are already in JSON.stringify's form): finding, eight bytes at
-// a time, the next byte of a string's body that needs attention.
+// a time, the next byte of a string's body that needs attention, and
+// reading one character of it.
 package jsonscan
 
 import (
 	"encoding/binary"
 	"math/bits"
+	"unicode/utf8"
 )
 
 // SWAR constants: one in every byte, and the high bit of every byte.
@@ -37,4 +39,28 @@ func PlainRun(b []byte, i int, stopNonASCII bool) int {
 		i += 8
 	}
 	return i
+}
+
+// CharLen returns the length of the character at the start of b, which
+// must not be empty, as it may stand unescaped in a JSON string's body: 1
+// for ASCII, the length of its UTF-8 encoding for any other character, and
+// 0 for a control character or invalid UTF-8 (which the fast paths leave
+// to the general decoder).
+func CharLen(b []byte) int {
+	if c := b[0]; c >= 0x20 && c < utf8.RuneSelf {
+		return 1
+	}
+	return otherCharLen(b)
+}
+
+// otherCharLen is CharLen for a control character or a byte outside ASCII.
+func otherCharLen(b []byte) int {
+	if b[0] < 0x20 {
+		return 0
+	}
+	r, n := utf8.DecodeRune(b)
+	if r == utf8.RuneError && n <= 1 {
+		return 0
+	}
+	return n
 }
