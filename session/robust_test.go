@@ -385,3 +385,30 @@ func TestReadAllSized(t *testing.T) {
 		t.Error("a read error was not reported")
 	}
 }
+
+// Warnings about ids and links are kept in line order with those about
+// lines, and a torn tail is reported whatever else was found.
+func TestWarningsInLineOrder(t *testing.T) {
+	data := `{"type":"session","version":3,"id":"s"}` + "\n" +
+		`{"type":"custom","id":"a","parentId":null,"timestamp":"t","customType":"x"}` + "\n" +
+		"{broken\n" +
+		`{"type":"custom","id":"a","parentId":null,"timestamp":"t","customType":"x"}` + "\n" +
+		`{"type":"custom","id":"b"`
+	s, err := session.Parse("x.jsonl", []byte(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []session.WarningKind
+	var lines []int
+	for _, w := range s.Warnings() {
+		kinds = append(kinds, w.Kind)
+		lines = append(lines, w.Line)
+	}
+	want := []session.WarningKind{session.WarnMalformed, session.WarnDuplicateID, session.WarnTornTail}
+	if fmt.Sprint(kinds) != fmt.Sprint(want) || fmt.Sprint(lines) != "[3 4 5]" {
+		t.Errorf("warnings %v on lines %v, want %v on [3 4 5]", kinds, lines, want)
+	}
+	if !s.TornTail() {
+		t.Error("torn tail not reported next to a duplicate id")
+	}
+}

@@ -470,6 +470,14 @@ func (s *Session) readHeader(line []byte, terminated bool) error {
 // index adds entries[from:] to the id index and the tree, and brings the
 // labels, the name and the leaf up to date.
 func (s *Session) index(from int) {
+	warned := len(s.warnings)
+	defer func() {
+		if len(s.warnings) > warned {
+			// The warnings about ids and links come after those about
+			// the lines; keep them all in line order.
+			slices.SortStableFunc(s.warnings, func(a, b Warning) int { return a.Line - b.Line })
+		}
+	}()
 	for i := from; i < len(s.entries); i++ {
 		e := s.entries[i]
 		if e.ID == "" {
@@ -629,7 +637,7 @@ func (s *Session) Warnings() []Warning { return slices.Clone(s.warnings) }
 
 // TornTail reports whether the file ended in an incomplete line.
 func (s *Session) TornTail() bool {
-	return len(s.warnings) > 0 && s.warnings[len(s.warnings)-1].Kind == WarnTornTail
+	return slices.ContainsFunc(s.warnings, func(w Warning) bool { return w.Kind == WarnTornTail })
 }
 
 // Len returns the number of entries.
