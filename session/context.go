@@ -62,7 +62,7 @@ func BuildContext(path []*Entry) (Context, error) {
 	}
 
 	// The entries that may contribute a message, in context order.
-	var from []*Entry
+	from := make([]*Entry, 0, len(path)+1)
 	visible := path
 	if latest >= 0 {
 		from = append(from, path[latest])
@@ -84,14 +84,15 @@ func BuildContext(path []*Entry) (Context, error) {
 	if err != nil {
 		return Context{}, err
 	}
-	ctx.Messages = make([]Message, 0, len(msgs))
-	ctx.Entries = make([]*Entry, 0, len(msgs))
+	// Keep the entries that gave a message, in place.
+	n := 0
 	for i, m := range msgs {
 		if m != nil {
-			ctx.Messages = append(ctx.Messages, m)
-			ctx.Entries = append(ctx.Entries, from[i])
+			msgs[n], from[n] = m, from[i]
+			n++
 		}
 	}
+	ctx.Messages, ctx.Entries = msgs[:n:n], from[:n:n]
 	return ctx, nil
 }
 
@@ -115,23 +116,25 @@ const parallelDecodeBytes = 1 << 20
 // cannot be decoded.
 func contextMessages(entries []*Entry) ([]Message, error) {
 	msgs := make([]Message, len(entries))
-	errs := make([]error, len(entries))
 	size := 0
 	for _, e := range entries {
 		size += len(e.raw)
 	}
 	batches := (len(entries) + maxBatch - 1) / maxBatch
+	// errs[b] is the error of the first entry of batch b that cannot be
+	// decoded.
+	errs := make([]error, batches)
 	workers := min(runtime.GOMAXPROCS(0), max(1, size/parallelDecodeBytes), batches)
 	var next atomic.Int64
 	work := func() {
-		var text textArena
+		var common sharedArena
 		for {
 			start := int(next.Add(maxBatch)) - maxBatch
 			if start >= len(entries) {
 				return
 			}
 			end := min(start+maxBatch, len(entries))
-			decodeBatch(entries[start:end], msgs[start:end], errs[start:end], &text)
+			errs[start/maxBatch] = decodeBatch(entries[start:end], msgs[start:end], &common)
 		}
 	}
 	if workers <= 1 {

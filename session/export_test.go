@@ -1,5 +1,7 @@
 package session
 
+import "github.com/prime-agent/prime/llm"
+
 // Hooks for the external tests (fuzz_test.go), which cannot be in package
 // session because they use sessiongen, which imports it.
 
@@ -38,11 +40,12 @@ var SharedString = sharedString
 var ReadAll = readAll
 
 // TextArena decodes messages as a context's batches do, the text of their
-// strings with escapes sharing blocks of (at first) size bytes.
-type TextArena struct{ a textArena }
+// strings with escapes sharing blocks of (at first) size bytes, and their
+// content lists blocks of (at first) size elements.
+type TextArena struct{ a sharedArena }
 
 func NewTextArena(size int) *TextArena {
-	return &TextArena{textArena{buf: make([]byte, 0, size)}}
+	return &TextArena{sharedArena{text: make([]byte, 0, size), content: make([]llm.Content, 0, size)}}
 }
 
 func (t *TextArena) Decode(raw []byte) (Message, bool) { return fastDecode(raw, true, nil, &t.a) }

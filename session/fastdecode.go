@@ -2,6 +2,7 @@ package session
 
 import (
 	"bytes"
+	"slices"
 	"strconv"
 	"sync"
 	"unicode/utf16"
@@ -45,25 +46,28 @@ func decodeFastShared(raw []byte) (Message, bool) {
 }
 
 // fastDecode is decodeFast, or decodeFastShared when shared is set, taking
-// the message from arena (nil: a new one) and, when text is not nil, the
-// text of strings with escapes from text (see [textArena]; only with
-// shared).
-func fastDecode(raw []byte, shared bool, arena *messageArena, text *textArena) (Message, bool) {
+// the message from arena (nil: a new one) and, when common is not nil, the
+// text of strings with escapes and the content lists from common (see
+// [sharedArena]; only with shared).
+func fastDecode(raw []byte, shared bool, arena *messageArena, common *sharedArena) (Message, bool) {
 	role, ok := fastRole(raw)
 	if !ok {
 		return nil, false
 	}
-	d := fastDecoder{b: raw, i: len(`{"role":"`) + len(role) + 1, shared: shared}
-	if text != nil {
-		d.out = textBuffer{buf: text.buf, arena: true}
-		defer func() { text.buf = d.out.buf }()
+	d := fastDecoder{b: raw, i: len(`{"role":"`) + len(role) + 1, shared: shared, common: common}
+	if common != nil {
+		d.out = textBuffer{buf: common.text, arena: true}
+		defer func() { common.text = d.out.buf }()
 	} else {
-		if bp, _ := scratch.Get().(*[]byte); bp != nil {
-			d.out.buf = (*bp)[:0]
+		bp, _ := scratch.Get().(*[]byte)
+		if bp == nil {
+			bp = new([]byte)
 		}
+		d.out.buf = (*bp)[:0]
 		defer func() {
 			if cap(d.out.buf) <= maxScratch {
-				scratch.Put(&d.out.buf)
+				*bp = d.out.buf
+				scratch.Put(bp)
 			}
 		}()
 	}
@@ -168,6 +172,20 @@ type fastDecoder struct {
 	// shared is set when b is immutable, so that what is decoded may
 	// share its memory.
 	shared bool
+	// common, when not nil, provides the content lists (and out's
+	// blocks).
+	common *sharedArena
+}
+
+// contentList returns blocks, which may be scratch, as a message's content.
+func (d *fastDecoder) contentList(blocks []llm.Content) []llm.Content {
+	switch {
+	case len(blocks) == 0:
+		return []llm.Content{}
+	case d.common != nil:
+		return d.common.contentList(blocks)
+	}
+	return slices.Clone(blocks)
 }
 
 // value returns v, part of b, as a value of the message: v itself (its
@@ -472,7 +490,7 @@ func (d *fastDecoder) content(dst *[]llm.Content) bool {
 		if s == "" {
 			*dst = []llm.Content{}
 		} else {
-			*dst = []llm.Content{llm.Text{Text: s}}
+			*dst = d.contentList([]llm.Content{llm.Text{Text: s}})
 		}
 		return true
 	case '[':
@@ -480,9 +498,10 @@ func (d *fastDecoder) content(dst *[]llm.Content) bool {
 	default:
 		return false
 	}
-	blocks := []llm.Content{}
+	var few [8]llm.Content // most lists are short: no allocation until they are copied out
+	blocks := few[:0]
 	if d.next(']') {
-		*dst = blocks
+		*dst = []llm.Content{}
 		return true
 	}
 	for {
@@ -510,7 +529,7 @@ func (d *fastDecoder) content(dst *[]llm.Content) bool {
 		if !d.next(']') {
 			return false
 		}
-		*dst = blocks
+		*dst = d.contentList(blocks)
 		return true
 	}
 }
@@ -656,7 +675,7 @@ func (d *fastDecoder) string(dst *string) bool {
 				return false
 			}
 			if !escaped {
-				out.begin()
+				out.begin(len(b) - start)
 				escaped = true
 			}
 			out.write(b[start:i])

@@ -131,11 +131,12 @@ func (a *messageArena) result() *llm.ToolResultMessage {
 }
 
 // decodeBatch puts in msgs[i] the context message of entries[i] (see
-// [ContextMessage]) and in errs[i] its error. Messages still in use are
-// taken as they are; the provider messages the fast decoder reads are
-// allocated in one array per role and remembered through one weak
-// reference per array; anything else is decoded on its own.
-func decodeBatch(entries []*Entry, msgs []Message, errs []error, text *textArena) {
+// [ContextMessage]), and returns the error of the first entry that cannot
+// be decoded. Messages still in use are taken as they are; the provider
+// messages the fast decoder reads are allocated in one array per role and
+// remembered through one weak reference per array; anything else is
+// decoded on its own.
+func decodeBatch(entries []*Entry, msgs []Message, common *sharedArena) (err error) {
 	var nu, na, nr int
 	for i, e := range entries {
 		if e.Type != TypeMessage {
@@ -168,32 +169,17 @@ func decodeBatch(entries []*Entry, msgs []Message, errs []error, text *textArena
 		if msgs[i] != nil {
 			continue
 		}
+		var decodeErr error
 		if e.Type != TypeMessage {
-			msgs[i], errs[i] = ContextMessage(e)
-			continue
+			msgs[i], decodeErr = ContextMessage(e)
+		} else if m, ok := decodeArena(e, arena, common, &at[i]); ok {
+			msgs[i] = m
+		} else {
+			msgs[i], decodeErr = e.Message()
 		}
-		if raw, ok := e.lastMember(`,"message":`); ok {
-			u, a, r := len(arena.users), len(arena.assistants), len(arena.results)
-			if m, ok := fastDecode(raw, true, arena, text); ok {
-				switch {
-				case len(arena.users) > u:
-					at[i] = int32(u)
-				case len(arena.assistants) > a:
-					at[i] = int32(a)
-				case len(arena.results) > r:
-					at[i] = int32(r)
-				}
-				if at[i] >= 0 {
-					msgs[i] = m
-					continue
-				}
-				// The arena had no room for it: a message of its own.
-				msgs[i] = m
-				e.remember(m)
-				continue
-			}
+		if decodeErr != nil && err == nil {
+			err = decodeErr
 		}
-		msgs[i], errs[i] = e.Message()
 	}
 	var slabs [3]slabRef
 	if len(arena.users) > 0 {
@@ -228,6 +214,34 @@ func decodeBatch(entries []*Entry, msgs []Message, errs []error, text *textArena
 		refs = append(refs, messageRef{slab: s, index: int(at[i])})
 		e.decoded.Store(&refs[len(refs)-1])
 	}
+	return err
+}
+
+// decodeArena decodes the message of e with the fast decoder, taking the
+// message from arena and setting *at to its place in its array; a message
+// the arena has no room for is remembered on its own (*at stays -1). ok is
+// false when the fast decoder does not take the message.
+func decodeArena(e *Entry, arena *messageArena, common *sharedArena, at *int32) (Message, bool) {
+	raw, ok := e.lastMember(`,"message":`)
+	if !ok {
+		return nil, false
+	}
+	u, a, r := len(arena.users), len(arena.assistants), len(arena.results)
+	m, ok := fastDecode(raw, true, arena, common)
+	if !ok {
+		return nil, false
+	}
+	switch {
+	case len(arena.users) > u:
+		*at = int32(u)
+	case len(arena.assistants) > a:
+		*at = int32(a)
+	case len(arena.results) > r:
+		*at = int32(r)
+	default:
+		e.remember(m)
+	}
+	return m, true
 }
 
 // maxBatch is the most entries decodeBatch takes at once.

@@ -323,26 +323,24 @@ func (s *Session) read(data []byte, atStart bool) error {
 func (s *Session) assemble(chunks []*chunk) {
 	n := 0
 	for _, c := range chunks {
-		n += len(c.lines)
+		n += len(c.entries)
 	}
 	s.entries = slices.Grow(s.entries, n)
 	for _, c := range chunks {
-		for i := range c.lines {
-			l := &c.lines[i]
-			num := s.lines + l.num
-			if err := c.errs[i]; err != nil {
-				kind := WarnMalformed
-				if !l.terminated {
-					kind = WarnTornTail
-					err = fmt.Errorf("incomplete last line (%d bytes): %w", len(l.text), err)
-				}
-				s.warnings = append(s.warnings, Warning{Kind: kind, Line: num, Msg: err.Error()})
-				s.skipped = append(s.skipped, skippedLine{line: num, raw: l.text})
-				continue
-			}
+		for i := range c.entries {
 			e := &c.entries[i]
-			e.Line = num
+			e.Line += s.lines
 			s.entries = append(s.entries, e)
+		}
+		for _, l := range c.bad {
+			num := s.lines + l.num
+			kind, err := WarnMalformed, l.err
+			if !l.terminated {
+				kind = WarnTornTail
+				err = fmt.Errorf("incomplete last line (%d bytes): %w", len(l.text), err)
+			}
+			s.warnings = append(s.warnings, Warning{Kind: kind, Line: num, Msg: err.Error()})
+			s.skipped = append(s.skipped, skippedLine{line: num, raw: l.text})
 		}
 		s.lines += c.count
 	}
@@ -364,40 +362,48 @@ func (s *Session) readUntilHeader(data []byte) ([]byte, error) {
 	return data, nil
 }
 
-// textLine is one non-blank line of a file.
-type textLine struct {
+// chunk is a run of whole lines decoded together.
+type chunk struct {
+	data []byte
+	// entries are the lines read as entries, in order, each with its
+	// line number within the chunk (from 1) as its Line.
+	entries []Entry
+	// bad are the non-blank lines that are not entries, in order.
+	bad []badLine
+	// count is the number of lines in data, blank ones included.
+	count int
+}
+
+// badLine is a line that could not be read as an entry.
+type badLine struct {
 	text []byte
 	// num is the line's number within its chunk, from 1.
 	num int
 	// terminated is false for a last line without a newline.
 	terminated bool
+	err        error
 }
 
-// chunk is a run of whole lines decoded together.
-type chunk struct {
-	data    []byte
-	lines   []textLine
-	entries []Entry
-	errs    []error
-	// count is the number of lines in data, blank ones included.
-	count int
-}
-
-// decode splits the chunk into lines and decodes each.
+// decode splits the chunk into lines and decodes each, straight into the
+// entries array, which is sized once from the count of newlines.
 func (c *chunk) decode() {
 	data := c.data
+	c.entries = make([]Entry, 0, bytes.Count(data, []byte{'\n'})+1)
 	for len(data) > 0 {
 		line, rest, terminated := bytes.Cut(data, []byte{'\n'})
 		data = rest
 		c.count++
-		if line = bytes.TrimSpace(line); len(line) > 0 {
-			c.lines = append(c.lines, textLine{text: line, num: c.count, terminated: terminated})
+		if line = bytes.TrimSpace(line); len(line) == 0 {
+			continue
 		}
-	}
-	c.entries = make([]Entry, len(c.lines))
-	c.errs = make([]error, len(c.lines))
-	for i := range c.lines {
-		c.errs[i] = decodeLineInto(&c.entries[i], c.lines[i].text)
+		k := len(c.entries)
+		c.entries = c.entries[:k+1]
+		if err := decodeLineInto(&c.entries[k], line); err != nil {
+			c.entries = c.entries[:k]
+			c.bad = append(c.bad, badLine{text: line, num: c.count, terminated: terminated, err: err})
+			continue
+		}
+		c.entries[k].Line = c.count
 	}
 }
 
