@@ -244,8 +244,9 @@ func loadStream(name string, r io.Reader, size int) (*Session, []byte, error) {
 	var wg sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) {
 		wg.Go(func() {
+			var lines []textLine
 			for c := range work {
-				c.decode()
+				c.decode(&lines)
 			}
 		})
 	}
@@ -374,36 +375,45 @@ type chunk struct {
 	count int
 }
 
-// badLine is a line that could not be read as an entry.
-type badLine struct {
+// textLine is one non-blank line of a chunk.
+type textLine struct {
 	text []byte
 	// num is the line's number within its chunk, from 1.
 	num int
 	// terminated is false for a last line without a newline.
 	terminated bool
-	err        error
+}
+
+// badLine is a line that could not be read as an entry.
+type badLine struct {
+	textLine
+	err error
 }
 
 // decode splits the chunk into lines and decodes each, straight into the
-// entries array, which is sized once from the count of newlines.
-func (c *chunk) decode() {
+// entries array, which is sized once from the lines found. lines is
+// scratch for the lines, reused from chunk to chunk by the caller.
+func (c *chunk) decode(lines *[]textLine) {
+	*lines = (*lines)[:0]
 	data := c.data
-	c.entries = make([]Entry, 0, bytes.Count(data, []byte{'\n'})+1)
 	for len(data) > 0 {
 		line, rest, terminated := bytes.Cut(data, []byte{'\n'})
 		data = rest
 		c.count++
-		if line = bytes.TrimSpace(line); len(line) == 0 {
-			continue
+		if line = bytes.TrimSpace(line); len(line) > 0 {
+			*lines = append(*lines, textLine{text: line, num: c.count, terminated: terminated})
 		}
+	}
+	c.entries = make([]Entry, 0, len(*lines))
+	for _, l := range *lines {
 		k := len(c.entries)
 		c.entries = c.entries[:k+1]
-		if err := decodeLineInto(&c.entries[k], line); err != nil {
+		if err := decodeLineInto(&c.entries[k], l.text); err != nil {
 			c.entries = c.entries[:k]
-			c.bad = append(c.bad, badLine{text: line, num: c.count, terminated: terminated, err: err})
+			c.bad = append(c.bad, badLine{textLine: l, err: err})
 			continue
 		}
-		c.entries[k].Line = c.count
+		c.entries[k].Line = l.num
 	}
 }
 
@@ -429,8 +439,9 @@ func decodeChunks(data []byte) []*chunk {
 	}
 	workers := min(runtime.GOMAXPROCS(0), len(chunks))
 	if workers <= 1 {
+		var lines []textLine
 		for _, c := range chunks {
-			c.decode()
+			c.decode(&lines)
 		}
 		return chunks
 	}
@@ -438,8 +449,9 @@ func decodeChunks(data []byte) []*chunk {
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
+			var lines []textLine
 			for i := int(next.Add(1)) - 1; i < len(chunks); i = int(next.Add(1)) - 1 {
-				chunks[i].decode()
+				chunks[i].decode(&lines)
 			}
 		})
 	}
