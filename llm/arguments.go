@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"bytes"
 	"fmt"
 	"iter"
 
@@ -30,12 +31,37 @@ var stringifyOptions = []jsontext.Options{
 }
 
 // NewArguments reads raw JSON text as tool-call arguments, normalizing it to
-// JSON.stringify's form. Empty input gives the empty object.
+// JSON.stringify's form. Empty input gives the empty object. raw is copied.
 func NewArguments(raw []byte) (Arguments, error) {
 	if len(raw) == 0 {
 		return Arguments{}, nil
 	}
-	v := jsontext.Value(raw).Clone()
+	if stringified(raw) {
+		return Arguments{v: bytes.Clone(raw)}, nil
+	}
+	return reformatArguments(jsontext.Value(raw).Clone())
+}
+
+// AdoptArguments is [NewArguments] without the copy: when raw is already in
+// JSON.stringify's form (as every tool call pi and Prime store is), the
+// arguments keep raw itself as their text. The caller hands raw over and
+// must never modify it afterwards. Decoding a large session this way keeps
+// one copy of each call's arguments, the one in the file's bytes.
+func AdoptArguments(raw []byte) (Arguments, error) {
+	if len(raw) == 0 {
+		return Arguments{}, nil
+	}
+	if stringified(raw) {
+		// Capped, so that an append to Value's result cannot write into
+		// the bytes after raw.
+		return Arguments{v: raw[:len(raw):len(raw)]}, nil
+	}
+	return reformatArguments(jsontext.Value(raw).Clone())
+}
+
+// reformatArguments normalizes v, which it may modify, to JSON.stringify's
+// form.
+func reformatArguments(v jsontext.Value) (Arguments, error) {
 	if err := v.Format(stringifyOptions...); err != nil {
 		return Arguments{}, fmt.Errorf("invalid tool arguments: %w", err)
 	}
@@ -64,7 +90,7 @@ func (a Arguments) Value() jsontext.Value {
 func (a Arguments) String() string { return string(a.Value()) }
 
 // Len returns the length of String in UTF-16 code units, JavaScript's length.
-func (a Arguments) Len() int { return UTF16Len(string(a.Value())) }
+func (a Arguments) Len() int { return utf16Len([]byte(a.Value())) }
 
 // Members yields the name and raw value of each member of an arguments
 // object, in stored order. It yields nothing when the arguments are not an

@@ -1,7 +1,10 @@
 package session_test
 
 import (
+	"bytes"
+	"fmt"
 	"runtime"
+	"strings"
 	"testing"
 	"weak"
 
@@ -169,13 +172,11 @@ func TestCustomMessageContextFields(t *testing.T) {
 	}
 }
 
-// TestDecodedMessagesShared: while a decoded message is in use, decoding
-// the same entry again (another context, a compaction's preparation)
-// returns it instead of decoding again; once nothing uses it, the entry
-// does not keep it alive.
-func TestDecodedMessagesShared(t *testing.T) {
-	s := parse(t, chain(user("q1"), assistant("a1"), &session.CustomMessageEntry{CustomType: "n", Content: []llm.Content{llm.Text{Text: "c"}}},
-		&session.BranchSummaryEntry{FromID: "x", Summary: "b"})...)
+// contextTwice builds the leaf's context twice, the first still in use, and
+// checks that it has n messages and that the second has the very same ones.
+// It returns the first.
+func contextTwice(t *testing.T, s *session.Session, n int) session.Context {
+	t.Helper()
 	first, err := s.Context("")
 	if err != nil {
 		t.Fatal(err)
@@ -184,14 +185,25 @@ func TestDecodedMessagesShared(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(first.Messages) != 4 {
-		t.Fatalf("%d messages", len(first.Messages))
+	if len(first.Messages) != n {
+		t.Fatalf("%d messages, want %d", len(first.Messages), n)
 	}
 	for i := range first.Messages {
 		if first.Messages[i] != second.Messages[i] {
-			t.Errorf("message %d decoded twice while in use", i)
+			t.Fatalf("message %d decoded twice while in use", i)
 		}
 	}
+	return first
+}
+
+// TestDecodedMessagesShared: while a decoded message is in use, decoding
+// the same entry again (another context, a compaction's preparation)
+// returns it instead of decoding again; once nothing uses it, the entry
+// does not keep it alive.
+func TestDecodedMessagesShared(t *testing.T) {
+	s := parse(t, chain(user("q1"), assistant("a1"), &session.CustomMessageEntry{CustomType: "n", Content: []llm.Content{llm.Text{Text: "c"}}},
+		&session.BranchSummaryEntry{FromID: "x", Summary: "b"})...)
+	first := contextTwice(t, s, 4)
 	m, err := s.Entries()[0].Message()
 	if err != nil || m != first.Messages[0] {
 		t.Errorf("Entry.Message = %p, %v; want the context's %p", m, err, first.Messages[0])
@@ -200,7 +212,7 @@ func TestDecodedMessagesShared(t *testing.T) {
 	// Nothing holds the messages any more: they can be collected.
 	refs := make([]weak.Pointer[llm.UserMessage], 1)
 	refs[0] = weak.Make(first.Messages[0].(*llm.UserMessage))
-	first, second, m = session.Context{}, session.Context{}, nil
+	first, m = session.Context{}, nil
 	runtime.GC()
 	if refs[0].Value() != nil {
 		t.Error("a decoded message stays alive after its last use")
@@ -208,5 +220,53 @@ func TestDecodedMessagesShared(t *testing.T) {
 	again, err := s.Context("")
 	if err != nil || texts(again.Messages)[0] != "user:q1" {
 		t.Fatalf("decoding again: %v %v", texts(again.Messages), err)
+	}
+}
+
+// TestBatchDecodedMessagesShared is TestDecodedMessagesShared for a context
+// large enough to be decoded in batches on several goroutines, with a
+// message the fast decoder leaves to the general one: every message is
+// found again while in use, one message kept alive is still found after
+// everything else is dropped, and nothing is kept once it is unused.
+func TestBatchDecodedMessagesShared(t *testing.T) {
+	var payloads []session.Payload
+	long := strings.Repeat("the planner tests again ", 500) // over 1 MB in all: decoded in parallel
+	for i := range 500 {
+		switch i % 5 {
+		case 0:
+			payloads = append(payloads, user(fmt.Sprintf("q%d %s", i, long)))
+		case 1, 3:
+			payloads = append(payloads, assistant(fmt.Sprintf("a%d", i)))
+		case 2:
+			payloads = append(payloads, &session.MessageEntry{Message: &llm.ToolResultMessage{ToolCallID: "c", ToolName: "read",
+				Content: []llm.Content{llm.Text{Text: fmt.Sprintf("r%d", i)}}}})
+		case 4:
+			payloads = append(payloads, &session.CustomMessageEntry{CustomType: "n", Content: []llm.Content{llm.Text{Text: "c"}}})
+		}
+	}
+	payloads[250] = user("LONE")
+	data := bytes.Replace(fileBytes(t, chain(payloads...)...), []byte("LONE"), []byte(`\ud800`), 1)
+	s, err := session.Parse("test.jsonl", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := contextTwice(t, s, 500)
+	es := s.Entries()
+	if m, err := es[250].Message(); err != nil || m != first.Messages[250] || llm.TextOf(m.(*llm.UserMessage).Content) != "\ufffd" {
+		t.Errorf("message with a lone surrogate: %v, %v", m, err)
+	}
+
+	kept := first.Messages[101]
+	ref := weak.Make(kept.(*llm.AssistantMessage))
+	first = session.Context{}
+	runtime.GC()
+	if m, err := es[101].Message(); err != nil || m != kept {
+		t.Errorf("a message still in use was decoded again: %p, want %p (%v)", m, kept, err)
+	}
+	runtime.KeepAlive(kept)
+	kept = nil
+	runtime.GC()
+	if ref.Value() != nil {
+		t.Error("a decoded message stays alive after its last use")
 	}
 }

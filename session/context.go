@@ -62,7 +62,7 @@ func BuildContext(path []*Entry) (Context, error) {
 	}
 
 	// The entries that may contribute a message, in context order.
-	var from []*Entry
+	from := make([]*Entry, 0, len(path)+1)
 	visible := path
 	if latest >= 0 {
 		from = append(from, path[latest])
@@ -84,14 +84,15 @@ func BuildContext(path []*Entry) (Context, error) {
 	if err != nil {
 		return Context{}, err
 	}
-	ctx.Messages = make([]Message, 0, len(msgs))
-	ctx.Entries = make([]*Entry, 0, len(msgs))
+	// Keep the entries that gave a message, in place.
+	n := 0
 	for i, m := range msgs {
 		if m != nil {
-			ctx.Messages = append(ctx.Messages, m)
-			ctx.Entries = append(ctx.Entries, from[i])
+			msgs[n], from[n] = m, from[i]
+			n++
 		}
 	}
+	ctx.Messages, ctx.Entries = msgs[:n:n], from[:n:n]
 	return ctx, nil
 }
 
@@ -110,41 +111,41 @@ func contributes(e *Entry) bool {
 const parallelDecodeBytes = 1 << 20
 
 // contextMessages returns the context message of each entry (nil for none),
-// decoding on every core when there is much to decode. It fails with the
-// error of the first entry, in order, that cannot be decoded.
+// decoding in batches (see decodeBatch), on every core when there is much
+// to decode. It fails with the error of the first entry, in order, that
+// cannot be decoded.
 func contextMessages(entries []*Entry) ([]Message, error) {
 	msgs := make([]Message, len(entries))
-	errs := make([]error, len(entries))
 	size := 0
 	for _, e := range entries {
 		size += len(e.raw)
 	}
-	workers := min(runtime.GOMAXPROCS(0), max(1, size/parallelDecodeBytes))
-	if workers == 1 {
-		for i, e := range entries {
-			if msgs[i], errs[i] = ContextMessage(e); errs[i] != nil {
-				return nil, errs[i]
-			}
-		}
-		return msgs, nil
-	}
-	const batch = 32
+	batches := (len(entries) + maxBatch - 1) / maxBatch
+	// errs[b] is the error of the first entry of batch b that cannot be
+	// decoded.
+	errs := make([]error, batches)
+	workers := min(runtime.GOMAXPROCS(0), max(1, size/parallelDecodeBytes), batches)
 	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for {
-				start := int(next.Add(batch)) - batch
-				if start >= len(entries) {
-					return
-				}
-				for i := start; i < min(start+batch, len(entries)); i++ {
-					msgs[i], errs[i] = ContextMessage(entries[i])
-				}
+	work := func() {
+		var common sharedArena
+		for {
+			start := int(next.Add(maxBatch)) - maxBatch
+			if start >= len(entries) {
+				return
 			}
-		})
+			end := min(start+maxBatch, len(entries))
+			errs[start/maxBatch] = decodeBatch(entries[start:end], msgs[start:end], &common)
+		}
 	}
-	wg.Wait()
+	if workers <= 1 {
+		work()
+	} else {
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Go(work)
+		}
+		wg.Wait()
+	}
 	for _, err := range errs {
 		if err != nil {
 			return nil, err

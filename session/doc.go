@@ -109,8 +109,8 @@
 // ([Entry.Payload], [Entry.Message]). pi and Prime write the common members
 // first, so a byte-level fast path reads them; any other shape goes through
 // the JSON tokenizer. Large files are validated on every core while they
-// are still being read. Paths are walked through parent indices, in time
-// proportional to their length.
+// are still being read ([Open] and [Migrate] read as Load does). Paths are
+// walked through parent indices, in time proportional to their length.
 //
 // Messages are decoded in one pass over their bytes for the three provider
 // roles in the shapes pi and Prime write (anything else, down to a lone
@@ -121,7 +121,19 @@
 // message once; decoded messages are therefore shared and must not be
 // modified. The entry holds only a weak reference: a message nothing uses
 // any more is collected, and a long session does not keep its compacted
-// history decoded.
+// history decoded. (A context's messages are allocated in arrays of up to
+// 64 per role and remembered per array, which is cheaper than a weak
+// reference per message; an array lives while any of its messages does.)
+//
+// A session keeps its file's bytes, which never change once read: entries
+// write back exactly what they read. What is decoded from an entry shares
+// those bytes instead of copying them: its id, parent id and timestamp,
+// every string of its message that needs no unescaping, and tool-call
+// arguments already in JSON.stringify's form (every pi and Prime file).
+// Strings with escapes are decoded into blocks of their own. So a decoded
+// context costs memory mostly for its text with escapes; the price is that
+// a decoded string kept after its session is dropped keeps the file's bytes
+// alive with it. [DecodeMessage], which reads a caller's buffer, copies.
 //
 // Problems that do not stop loading are [Warning] values with line numbers:
 //

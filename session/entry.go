@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sync/atomic"
 	"time"
-	"weak"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -346,7 +345,7 @@ func (e *Entry) decodeMessage() (Message, error) {
 		// The message is normally the last member. If it is not, the
 		// candidate is not one JSON value and decoding fails; then the
 		// line is read member by member below.
-		if m, err := DecodeMessage(raw); err == nil {
+		if m, err := decodeStored(raw); err == nil {
 			return m, nil
 		}
 	}
@@ -354,66 +353,11 @@ func (e *Entry) decodeMessage() (Message, error) {
 	if err != nil {
 		return nil, e.errorf("message entry: %w", err)
 	}
-	m, err := DecodeMessage(raw)
+	m, err := decodeStored(raw)
 	if err != nil {
 		return nil, e.errorf("%w", err)
 	}
 	return m, nil
-}
-
-// messageRef is a weak reference to a message decoded from an entry: it
-// finds the message while something else keeps it alive, and lets it be
-// collected otherwise, so an entry never holds on to a decoded copy of
-// itself (a long session would otherwise keep its whole compacted history
-// decoded in memory).
-type messageRef struct {
-	get func() Message
-}
-
-// weakMessage makes a messageRef to m.
-func weakMessage[T any, PT interface {
-	*T
-	Message
-}](m PT) *messageRef {
-	w := weak.Make((*T)(m))
-	return &messageRef{get: func() Message {
-		if p := w.Value(); p != nil {
-			return PT(p)
-		}
-		return nil
-	}}
-}
-
-// remember records m as the message decoded from e.
-func (e *Entry) remember(m Message) {
-	var r *messageRef
-	switch m := m.(type) {
-	case *llm.UserMessage:
-		r = weakMessage(m)
-	case *llm.AssistantMessage:
-		r = weakMessage(m)
-	case *llm.ToolResultMessage:
-		r = weakMessage(m)
-	case *BashExecution:
-		r = weakMessage(m)
-	case *CustomMessage:
-		r = weakMessage(m)
-	case *BranchSummaryMessage:
-		r = weakMessage(m)
-	case *CompactionSummaryMessage:
-		r = weakMessage(m)
-	default:
-		return
-	}
-	e.decoded.Store(r)
-}
-
-// remembered returns the message decoded from e if it is still in use.
-func (e *Entry) remembered() Message {
-	if r := e.decoded.Load(); r != nil {
-		return r.get()
-	}
-	return nil
 }
 
 // lastMember returns the bytes between the member named by prefix (given as

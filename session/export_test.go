@@ -1,5 +1,7 @@
 package session
 
+import "github.com/prime-agent/prime/llm"
+
 // Hooks for the external tests (fuzz_test.go), which cannot be in package
 // session because they use sessiongen, which imports it.
 
@@ -29,4 +31,21 @@ func DecodeFast(raw []byte) (Message, bool) { return decodeFast(raw) }
 
 var DecodeSlow = decodeMessage
 
-var UTF16Len = utf16Len
+// DecodeFastShared is the fast decoder for an entry's immutable bytes.
+func DecodeFastShared(raw []byte) (Message, bool) { return decodeFastShared(raw) }
+
+var SharedString = sharedString
+
+// ReadAll reads r expecting size bytes.
+var ReadAll = readAll
+
+// TextArena decodes messages as a context's batches do, the text of their
+// strings with escapes sharing blocks of (at first) size bytes, and their
+// content lists blocks of (at first) size elements.
+type TextArena struct{ a sharedArena }
+
+func NewTextArena(size int) *TextArena {
+	return &TextArena{sharedArena{text: make([]byte, 0, size), content: make([]llm.Content, 0, size)}}
+}
+
+func (t *TextArena) Decode(raw []byte) (Message, bool) { return fastDecode(raw, true, nil, &t.a) }

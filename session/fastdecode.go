@@ -2,6 +2,7 @@ package session
 
 import (
 	"bytes"
+	"slices"
 	"strconv"
 	"sync"
 	"unicode/utf16"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/prime-agent/prime/internal/jsonscan"
 	"github.com/prime-agent/prime/internal/jsonwire"
 	"github.com/prime-agent/prime/llm"
 )
@@ -29,25 +31,50 @@ import (
 // checks that on arbitrary input, and the tests on every generated session
 // and on pi's own files.
 
-// decodeFast decodes a stored user, assistant or tool-result message.
+// decodeFast decodes a stored user, assistant or tool-result message. The
+// message is independent of raw.
 func decodeFast(raw []byte) (Message, bool) {
+	return fastDecode(raw, false, nil, nil)
+}
+
+// decodeFastShared is decodeFast for the immutable bytes of an entry: the
+// message shares raw's memory (see [sharedString]) for every string without
+// escapes, tool-call arguments in JSON.stringify's form, tool-result
+// details and unknown blocks, instead of copying them.
+func decodeFastShared(raw []byte) (Message, bool) {
+	return fastDecode(raw, true, nil, nil)
+}
+
+// fastDecode is decodeFast, or decodeFastShared when shared is set, taking
+// the message from arena (nil: a new one) and, when common is not nil, the
+// text of strings with escapes and the content lists from common (see
+// [sharedArena]; only with shared).
+func fastDecode(raw []byte, shared bool, arena *messageArena, common *sharedArena) (Message, bool) {
 	role, ok := fastRole(raw)
 	if !ok {
 		return nil, false
 	}
-	d := fastDecoder{b: raw, i: len(`{"role":"`) + len(role) + 1}
-	if bp, _ := scratch.Get().(*[]byte); bp != nil {
-		d.buf = (*bp)[:0]
-	}
-	defer func() {
-		if cap(d.buf) <= maxScratch {
-			scratch.Put(&d.buf)
+	d := fastDecoder{b: raw, i: len(`{"role":"`) + len(role) + 1, shared: shared, common: common}
+	if common != nil {
+		d.out = textBuffer{buf: common.text, arena: true}
+		defer func() { common.text = d.out.buf }()
+	} else {
+		bp, _ := scratch.Get().(*[]byte)
+		if bp == nil {
+			bp = new([]byte)
 		}
-	}()
+		d.out.buf = (*bp)[:0]
+		defer func() {
+			if cap(d.out.buf) <= maxScratch {
+				*bp = d.out.buf
+				scratch.Put(bp)
+			}
+		}()
+	}
 	var m Message
 	switch role {
 	case llm.RoleUser:
-		u := new(llm.UserMessage)
+		u := arena.user()
 		ok = d.members(func(name []byte) bool {
 			switch string(name) {
 			case "content":
@@ -59,7 +86,7 @@ func decodeFast(raw []byte) (Message, bool) {
 		})
 		m = u
 	case llm.RoleAssistant:
-		a := new(llm.AssistantMessage)
+		a := arena.assistant()
 		ok = d.members(func(name []byte) bool {
 			switch string(name) {
 			case "content":
@@ -88,7 +115,7 @@ func decodeFast(raw []byte) (Message, bool) {
 		})
 		m = a
 	case llm.RoleToolResult:
-		r := new(llm.ToolResultMessage)
+		r := arena.result()
 		ok = d.members(func(name []byte) bool {
 			switch string(name) {
 			case "toolCallId":
@@ -103,7 +130,7 @@ func decodeFast(raw []byte) (Message, bool) {
 					return false
 				}
 				if v := jsontext.Value(d.b[start:d.i]); v.Kind() != 'n' {
-					r.Details = v.Clone()
+					r.Details = d.value(v)
 				}
 				return true
 			case "isError":
@@ -127,8 +154,9 @@ func decodeFast(raw []byte) (Message, bool) {
 	return m, true
 }
 
-// scratch holds the buffers strings with escapes are built in, so that
-// decoding many messages does not grow a new one for each.
+// scratch holds the buffers strings with escapes are built in when they
+// are copied out, so that decoding many messages does not grow a new one
+// for each.
 var scratch sync.Pool
 
 // maxScratch is the largest buffer kept for reuse.
@@ -137,9 +165,46 @@ const maxScratch = 1 << 20
 // fastDecoder reads JSON from b at i. Every method reports false when the
 // input is not in the shape it handles, leaving i anywhere.
 type fastDecoder struct {
-	b   []byte
-	i   int
-	buf []byte // scratch for strings with escapes
+	b []byte
+	i int
+	// out receives the text of strings with escapes.
+	out textBuffer
+	// shared is set when b is immutable, so that what is decoded may
+	// share its memory.
+	shared bool
+	// common, when not nil, provides the content lists (and out's
+	// blocks).
+	common *sharedArena
+}
+
+// contentList returns blocks, which may be scratch, as a message's content.
+func (d *fastDecoder) contentList(blocks []llm.Content) []llm.Content {
+	switch {
+	case len(blocks) == 0:
+		return []llm.Content{}
+	case d.common != nil:
+		return d.common.contentList(blocks)
+	}
+	return slices.Clone(blocks)
+}
+
+// value returns v, part of b, as a value of the message: v itself (its
+// capacity capped, so an append cannot write into b) when b is shared, else
+// a copy.
+func (d *fastDecoder) value(v jsontext.Value) jsontext.Value {
+	if d.shared {
+		return v[:len(v):len(v)]
+	}
+	return v.Clone()
+}
+
+// text returns b, part of d.b, as a string: sharing its memory when d.b is
+// shared, else a copy.
+func (d *fastDecoder) text(b []byte) string {
+	if d.shared {
+		return sharedString(b)
+	}
+	return string(b)
 }
 
 func (d *fastDecoder) space() { d.i = skipSpace(d.b, d.i) }
@@ -425,7 +490,7 @@ func (d *fastDecoder) content(dst *[]llm.Content) bool {
 		if s == "" {
 			*dst = []llm.Content{}
 		} else {
-			*dst = []llm.Content{llm.Text{Text: s}}
+			*dst = d.contentList([]llm.Content{llm.Text{Text: s}})
 		}
 		return true
 	case '[':
@@ -433,9 +498,10 @@ func (d *fastDecoder) content(dst *[]llm.Content) bool {
 	default:
 		return false
 	}
-	blocks := []llm.Content{}
+	var few [8]llm.Content // most lists are short: no allocation until they are copied out
+	blocks := few[:0]
 	if d.next(']') {
-		*dst = blocks
+		*dst = []llm.Content{}
 		return true
 	}
 	for {
@@ -463,7 +529,7 @@ func (d *fastDecoder) content(dst *[]llm.Content) bool {
 		if !d.next(']') {
 			return false
 		}
-		*dst = blocks
+		*dst = d.contentList(blocks)
 		return true
 	}
 }
@@ -564,13 +630,17 @@ func (d *fastDecoder) block() (llm.Content, bool) {
 	case llm.ContentImage:
 		return llm.Image{Data: data, MIMEType: mime}, true
 	case llm.ContentToolCall:
-		a, err := llm.NewArguments(args)
+		newArgs := llm.NewArguments
+		if d.shared {
+			newArgs = llm.AdoptArguments
+		}
+		a, err := newArgs(args)
 		if err != nil {
 			return nil, false
 		}
 		return llm.ToolCall{ID: id, Name: name, Arguments: a, ThoughtSignature: thoughtSig}, true
 	}
-	return llm.UnknownContent{Type: typ, Raw: jsontext.Value(d.b[start:d.i]).Clone()}, true
+	return llm.UnknownContent{Type: typ, Raw: d.value(d.b[start:d.i])}, true
 }
 
 // string reads a JSON string into dst. It gives up on invalid UTF-8 and on
@@ -583,20 +653,20 @@ func (d *fastDecoder) string(dst *string) bool {
 	}
 	i := d.i + 1
 	start := i
-	d.buf = d.buf[:0]
 	escaped := false
+	out := &d.out
 	for {
-		i = plainRun(b, i, true)
+		i = jsonscan.PlainRun(b, i, true)
 		if i >= len(b) {
 			return false
 		}
 		switch c := b[i]; {
 		case c == '"':
 			if escaped {
-				d.buf = append(d.buf, b[start:i]...)
-				*dst = string(d.buf)
+				out.write(b[start:i])
+				*dst = out.string()
 			} else {
-				*dst = string(b[start:i])
+				*dst = d.text(b[start:i])
 			}
 			d.i = i + 1
 			return true
@@ -604,26 +674,29 @@ func (d *fastDecoder) string(dst *string) bool {
 			if i+1 >= len(b) {
 				return false
 			}
-			d.buf = append(d.buf, b[start:i]...)
-			escaped = true
+			if !escaped {
+				out.begin(len(b) - start)
+				escaped = true
+			}
+			out.write(b[start:i])
 			switch e := b[i+1]; e {
 			case '"', '\\', '/':
-				d.buf = append(d.buf, e)
+				out.writeByte(e)
 				i += 2
 			case 'b':
-				d.buf = append(d.buf, '\b')
+				out.writeByte('\b')
 				i += 2
 			case 'f':
-				d.buf = append(d.buf, '\f')
+				out.writeByte('\f')
 				i += 2
 			case 'n':
-				d.buf = append(d.buf, '\n')
+				out.writeByte('\n')
 				i += 2
 			case 'r':
-				d.buf = append(d.buf, '\r')
+				out.writeByte('\r')
 				i += 2
 			case 't':
-				d.buf = append(d.buf, '\t')
+				out.writeByte('\t')
 				i += 2
 			case 'u':
 				r, ok := hex4(b, i+2)
@@ -644,21 +717,17 @@ func (d *fastDecoder) string(dst *string) bool {
 					}
 					i += 6
 				}
-				d.buf = utf8.AppendRune(d.buf, r)
+				out.writeRune(r)
 			default:
 				return false
 			}
 			start = i
-		case c < 0x20:
-			return false
-		case c < utf8.RuneSelf:
-			i++
 		default:
-			r, size := utf8.DecodeRune(b[i:])
-			if r == utf8.RuneError && size == 1 {
+			n := jsonscan.CharLen(b[i:])
+			if n == 0 {
 				return false
 			}
-			i += size
+			i += n
 		}
 	}
 }

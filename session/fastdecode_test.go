@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"testing"
+	"unsafe"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/google/go-cmp/cmp"
@@ -21,10 +22,23 @@ var sameDecoding = cmp.Options{
 }
 
 // checkFastDecode decodes raw both ways: when the fast decoder accepts it,
-// the general decoder must give the same message.
+// the general decoder must give the same message. The fast decoder in its
+// sharing mode (an entry's bytes) must accept the same and read the same,
+// and its message must not change when raw is reused after a copying
+// decode.
 func checkFastDecode(t *testing.T, raw []byte) (fast bool) {
 	t.Helper()
-	got, ok := session.DecodeFast(raw)
+	own := bytes.Clone(raw)
+	got, ok := session.DecodeFast(own)
+	shared, sharedOK := session.DecodeFastShared(bytes.Clone(raw))
+	// Twice into one text arena with a tiny first block: the first
+	// message must survive the second's writing.
+	arena := session.NewTextArena(8)
+	inArena, arenaOK := arena.Decode(bytes.Clone(raw))
+	again, againOK := arena.Decode(bytes.Clone(raw))
+	if ok != sharedOK || ok != arenaOK || ok != againOK {
+		t.Fatalf("fast decoder accepts %q: %v; sharing, %v; in an arena, %v then %v", raw, ok, sharedOK, arenaOK, againOK)
+	}
 	if !ok {
 		return false
 	}
@@ -32,6 +46,12 @@ func checkFastDecode(t *testing.T, raw []byte) (fast bool) {
 	if err != nil {
 		t.Fatalf("fast decoder accepted %q; the general one says %v", raw, err)
 	}
+	for name, m := range map[string]session.Message{"shared": shared, "arena": inArena, "arena again": again} {
+		if diff := cmp.Diff(want, m, sameDecoding); diff != "" {
+			t.Fatalf("%s fast decoding of %q differs (-general +fast):\n%s", name, raw, diff)
+		}
+	}
+	clear(own) // the copying decoder's result must not depend on its input
 	if diff := cmp.Diff(want, got, sameDecoding); diff != "" {
 		t.Fatalf("fast decoding of %q differs (-general +fast):\n%s", raw, diff)
 	}
@@ -62,26 +82,23 @@ func messagesOf(t *testing.T, data []byte) [][]byte {
 	return out
 }
 
-// TestFastDecodeSessions decodes every message of generated sessions (all
-// generator options) and of pi's own files both ways, and checks that the
-// fast path takes nearly all of them.
-func TestFastDecodeSessions(t *testing.T) {
-	files := map[string][]byte{}
+// fastDecodeFiles returns generated sessions (all generator options) and,
+// when present, pi's own files.
+func fastDecodeFiles(t *testing.T) map[string][]byte {
+	files := pifixtures.ReadAll(t)
 	for seed := range uint64(6) {
 		files["gen"+string(rune('0'+seed))] = sessiongen.Bytes(sessiongen.Options{
 			Entries: 600, Seed: seed, SizeScale: 0.3, ImageRate: 0.1, HugeRate: 0.01, BranchRate: 0.1, TrailingHugeResults: int(seed % 3),
 		})
 	}
-	if dir, ok := pifixtures.Dir(); ok {
-		for _, name := range []string{pifixtures.LargeSession, pifixtures.BeforeCompaction} {
-			data, err := os.ReadFile(dir + "/" + name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			files[name] = data
-		}
-	}
-	for name, data := range files {
+	return files
+}
+
+// TestFastDecodeSessions decodes every message of generated sessions (all
+// generator options) and of pi's own files both ways, and checks that the
+// fast path takes nearly all of them.
+func TestFastDecodeSessions(t *testing.T) {
+	for name, data := range fastDecodeFiles(t) {
 		total, fast := 0, 0
 		for _, raw := range messagesOf(t, data) {
 			total++
@@ -92,6 +109,36 @@ func TestFastDecodeSessions(t *testing.T) {
 		t.Logf("%s: %d of %d messages on the fast path", name, fast, total)
 		if fast < total*95/100 {
 			t.Errorf("%s: only %d of %d messages on the fast path", name, fast, total)
+		}
+	}
+}
+
+// TestTextArena decodes every message of generated sessions and pi's files
+// with one text arena whose first block is tiny, then checks each against
+// the general decoder: strings made earlier are intact after later ones
+// were written into the same blocks or moved on to new ones.
+func TestTextArena(t *testing.T) {
+	for name, data := range fastDecodeFiles(t) {
+		arena := session.NewTextArena(16)
+		var raws [][]byte
+		var got []session.Message
+		for _, raw := range messagesOf(t, data) {
+			if m, ok := arena.Decode(raw); ok {
+				raws = append(raws, raw)
+				got = append(got, m)
+			}
+		}
+		if len(got) == 0 {
+			t.Fatalf("%s: nothing decoded", name)
+		}
+		for i, raw := range raws {
+			want, err := session.DecodeSlow(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, got[i], sameDecoding); diff != "" {
+				t.Fatalf("%s: message %d differs (-general +arena):\n%s", name, i, diff)
+			}
 		}
 	}
 }
@@ -167,18 +214,6 @@ func FuzzFastDecode(f *testing.F) {
 	})
 }
 
-// FuzzUTF16Len checks the estimates' fast UTF-16 length against llm's.
-func FuzzUTF16Len(f *testing.F) {
-	for _, s := range []string{"", "abc", "abcdefgh", "abcdefghé", "日本語のテキストです", "\U0001F600abcdefgh", "\xff\xfeabcdefgh\xc3", "abcdefg\xe6\x97"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		if got, want := session.UTF16Len(s), llm.UTF16Len(s); got != want {
-			t.Fatalf("utf16Len(%q) = %d, llm.UTF16Len = %d", s, got, want)
-		}
-	})
-}
-
 // BenchmarkDecodeMessages decodes every message of pi's large session with
 // the fast decoder and with the general one.
 func BenchmarkDecodeMessages(b *testing.B) {
@@ -217,5 +252,55 @@ func BenchmarkDecodeMessages(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// FuzzSharedString checks that a shared string reads as a copy does.
+func FuzzSharedString(f *testing.F) {
+	for _, s := range []string{"", "a", "plain text", "é\x00\xff"} {
+		f.Add([]byte(s), 0, 1)
+	}
+	f.Fuzz(func(t *testing.T, b []byte, i, j int) {
+		if i < 0 || j < i || j > len(b) {
+			return
+		}
+		if got, want := session.SharedString(b[i:j]), string(b[i:j]); got != want {
+			t.Fatalf("sharedString(%q) = %q", want, got)
+		}
+	})
+}
+
+// TestEntryMessageShares checks that the message decoded from an entry
+// shares the entry's bytes for strings without escapes and for tool-call
+// arguments, and copies strings with escapes.
+func TestEntryMessageShares(t *testing.T) {
+	line := `{"type":"message","id":"a1b2c3d4","parentId":null,"timestamp":"2025-12-03T14:00:00.000Z","message":` +
+		`{"role":"assistant","content":[{"type":"text","text":"plain words"},{"type":"text","text":"two\nlines"},` +
+		`{"type":"toolCall","id":"c1","name":"read","arguments":{"path":"a.go"}}],"timestamp":1}}`
+	e, err := session.NewEntry([]byte(line))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := e.Raw()
+	within := func(p *byte) bool {
+		a := uintptr(unsafe.Pointer(p))
+		return a >= uintptr(unsafe.Pointer(&raw[0])) && a < uintptr(unsafe.Pointer(&raw[0]))+uintptr(len(raw))
+	}
+	if !within(unsafe.StringData(e.ID)) || !within(unsafe.StringData(e.Timestamp)) {
+		t.Error("entry id and timestamp do not share the line")
+	}
+	m, err := e.Message()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := m.(*llm.AssistantMessage).Content
+	if !within(unsafe.StringData(c[0].(llm.Text).Text)) {
+		t.Error("plain text does not share the line")
+	}
+	if txt := c[1].(llm.Text).Text; txt != "two\nlines" || within(unsafe.StringData(txt)) {
+		t.Errorf("text with an escape = %q, shared %v", txt, within(unsafe.StringData(txt)))
+	}
+	if v := c[2].(llm.ToolCall).Arguments.Value(); !within(&v[0]) {
+		t.Error("tool-call arguments do not share the line")
 	}
 }

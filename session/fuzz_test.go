@@ -2,10 +2,13 @@ package session_test
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/prime-agent/prime/internal/pifixtures"
 	"github.com/prime-agent/prime/session"
 	"github.com/prime-agent/prime/session/sessiongen"
 )
@@ -110,4 +113,30 @@ func FuzzLoad(f *testing.F) {
 			t.Fatalf("round trip: %d entries, then %d", s.Len(), r.Len())
 		}
 	})
+}
+
+// BenchmarkValidJSON validates every line of a generated session and of
+// pi's large session, the bulk of the cost of opening a file.
+func BenchmarkValidJSON(b *testing.B) {
+	files := map[string][]byte{"gen": sessiongen.Bytes(sessiongen.Options{Entries: 5000, Seed: 1})}
+	if dir, ok := pifixtures.Dir(); ok {
+		data, err := os.ReadFile(filepath.Join(dir, pifixtures.LargeSession))
+		if err != nil {
+			b.Fatal(err)
+		}
+		files["pi-large"] = data
+	}
+	for name, data := range files {
+		lines := bytes.Split(bytes.TrimSpace(data), []byte("\n"))
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				for _, l := range lines {
+					if !session.ValidJSON(l) {
+						b.Fatal("invalid line")
+					}
+				}
+			}
+		})
+	}
 }

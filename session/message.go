@@ -263,6 +263,15 @@ func DecodeMessage(raw []byte) (Message, error) {
 	return decodeMessage(raw)
 }
 
+// decodeStored is DecodeMessage for bytes that are never modified (an
+// entry's): the message may share their memory (see [sharedString]).
+func decodeStored(raw []byte) (Message, error) {
+	if m, ok := decodeFastShared(raw); ok {
+		return m, nil
+	}
+	return decodeMessage(raw)
+}
+
 // decodeMessage is DecodeMessage with the general decoder only.
 func decodeMessage(raw []byte) (Message, error) {
 	role, ok := fastRole(raw)

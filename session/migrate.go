@@ -319,11 +319,7 @@ func Migrate(path string) (bool, error) {
 		return false, fmt.Errorf("session: locking %s: %w", path, err)
 	}
 	defer unlockFile(f)
-	data, err := io.ReadAll(f)
-	if err != nil {
-		return false, fmt.Errorf("session: %w", err)
-	}
-	s, err := Parse(path, data)
+	s, data, err := readFile(path, f)
 	if err != nil {
 		return false, err
 	}

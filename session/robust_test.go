@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+	"testing/iotest"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -322,5 +323,92 @@ func TestLoadLargeMatchesParse(t *testing.T) {
 	os.WriteFile(notSession, bytes.Repeat([]byte(`{"hello":"world"}`+"\n"), 1<<20), 0o600)
 	if _, err := session.Load(notSession); err == nil {
 		t.Error("a large non-session file loaded")
+	}
+	before, _ := os.ReadFile(notSession)
+	if _, err := session.Open(notSession); err == nil {
+		t.Error("a large non-session file opened")
+	}
+	if after, _ := os.ReadFile(notSession); !bytes.Equal(before, after) {
+		t.Error("opening a large non-session file changed it")
+	}
+}
+
+// Open reads a large file as Load does (while reading it) and appends to
+// it: the entries agree with Parse, and the file is its old bytes and the
+// new line.
+func TestOpenLarge(t *testing.T) {
+	data := sessiongen.Bytes(sessiongen.Options{Entries: 9000, Seed: 5})
+	if len(data) < 10<<20 {
+		t.Fatalf("only %d bytes; the streaming path needs more", len(data))
+	}
+	path := filepath.Join(t.TempDir(), "big.jsonl")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := session.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	parsed, err := session.Parse(path, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Len() != parsed.Len() || s.LeafID() != parsed.LeafID() || !bytes.Equal(s.Bytes(), data) {
+		t.Fatalf("Open: %d entries, leaf %s; Parse: %d, %s", s.Len(), s.LeafID(), parsed.Len(), parsed.LeafID())
+	}
+	e, err := s.Append(&session.LabelEntry{TargetID: s.LeafID(), Label: "big"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := append(append(bytes.Clone(data), e.Raw()...), '\n'); !bytes.Equal(got, want) {
+		t.Errorf("file after the append: %d bytes, want %d", len(got), len(want))
+	}
+}
+
+// readAll sizes its buffer from the expected size but reads whatever is
+// there: more (a file that grew since its size was taken), less, or an
+// error.
+func TestReadAllSized(t *testing.T) {
+	text := bytes.Repeat([]byte("0123456789"), 1000)
+	for _, size := range []int{-1, 0, 1, 5000, 10000, 20000} {
+		got, err := session.ReadAll(iotest.OneByteReader(bytes.NewReader(text)), size)
+		if err != nil || !bytes.Equal(got, text) {
+			t.Errorf("size %d: %d bytes, %v", size, len(got), err)
+		}
+	}
+	if _, err := session.ReadAll(iotest.TimeoutReader(bytes.NewReader(text)), 100); err == nil {
+		t.Error("a read error was not reported")
+	}
+}
+
+// Warnings about ids and links are kept in line order with those about
+// lines, and a torn tail is reported whatever else was found.
+func TestWarningsInLineOrder(t *testing.T) {
+	data := `{"type":"session","version":3,"id":"s"}` + "\n" +
+		`{"type":"custom","id":"a","parentId":null,"timestamp":"t","customType":"x"}` + "\n" +
+		"{broken\n" +
+		`{"type":"custom","id":"a","parentId":null,"timestamp":"t","customType":"x"}` + "\n" +
+		`{"type":"custom","id":"b"`
+	s, err := session.Parse("x.jsonl", []byte(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []session.WarningKind
+	var lines []int
+	for _, w := range s.Warnings() {
+		kinds = append(kinds, w.Kind)
+		lines = append(lines, w.Line)
+	}
+	want := []session.WarningKind{session.WarnMalformed, session.WarnDuplicateID, session.WarnTornTail}
+	if fmt.Sprint(kinds) != fmt.Sprint(want) || fmt.Sprint(lines) != "[3 4 5]" {
+		t.Errorf("warnings %v on lines %v, want %v on [3 4 5]", kinds, lines, want)
+	}
+	if !s.TornTail() {
+		t.Error("torn tail not reported next to a duplicate id")
 	}
 }

@@ -169,7 +169,8 @@ func internType(b []byte) string {
 }
 
 // decodeLineInto decodes one line of a session file (without its newline)
-// into e, which then shares the line's bytes. It fails when the line is not
+// into e, which then shares the line's bytes: they must never be modified
+// afterwards (see [sharedString]). It fails when the line is not
 // valid JSON or not an object with a string "type".
 func decodeLineInto(e *Entry, line []byte) error {
 	if !validJSON(line) {
@@ -178,9 +179,9 @@ func decodeLineInto(e *Entry, line []byte) error {
 	if h, ok := fastHead(line); ok {
 		*e = Entry{
 			Type:      internType(h.typ),
-			ID:        string(h.id),
-			ParentID:  string(h.parent),
-			Timestamp: string(h.ts),
+			ID:        sharedString(h.id),
+			ParentID:  sharedString(h.parent),
+			Timestamp: sharedString(h.ts),
 			raw:       line,
 			head:      int32(h.end),
 		}

@@ -128,23 +128,58 @@ func Load(path string) (*Session, error) {
 		return nil, fmt.Errorf("session: %w", err)
 	}
 	defer f.Close()
-	fi, err := f.Stat()
+	s, _, err := readFile(path, f)
+	return s, err
+}
+
+// readFile reads the session in f (named name in errors) from its start,
+// and returns the bytes it read too. A large regular file is decoded while
+// it is read (loadStream); any other is read into a buffer the size of the
+// file and parsed. An empty file is a *NotSessionError, with no bytes.
+func readFile(name string, f *os.File) (*Session, []byte, error) {
+	size := -1
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && int64(int(fi.Size())) == fi.Size() {
+		size = int(fi.Size())
+	}
+	if size >= streamBytes {
+		return loadStream(name, f, size)
+	}
+	data, err := readAll(f, size)
 	if err != nil {
-		return nil, fmt.Errorf("session: %w", err)
+		return nil, nil, fmt.Errorf("session: reading %s: %w", name, err)
 	}
-	if size := fi.Size(); fi.Mode().IsRegular() && size >= streamBytes && int64(int(size)) == size {
-		return loadStream(path, f, int(size))
+	s, err := Parse(name, data)
+	return s, data, err
+}
+
+// readAll reads r to its end. size is what it is expected to hold (a
+// file's size), or -1 when unknown: the buffer is allocated once for it
+// instead of growing, and copying, while the data arrives.
+func readAll(r io.Reader, size int) ([]byte, error) {
+	if size < 0 {
+		return io.ReadAll(r)
 	}
-	data, err := io.ReadAll(f)
-	if err != nil {
-		return nil, fmt.Errorf("session: %w", err)
+	// One byte more than expected, so that the end is seen without
+	// growing the buffer.
+	buf := make([]byte, 0, size+1)
+	for {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, cap(buf)/4+512) // the file grew meanwhile
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
-	return Parse(path, data)
 }
 
 // Parse reads a session from the contents of a session file. name is used
-// in errors. The session keeps data (entries point into it), which must not
-// be modified afterwards.
+// in errors. The session keeps data: its entries, and the strings decoded
+// from them, share its memory, so data must never be modified afterwards.
 func Parse(name string, data []byte) (*Session, error) {
 	s := &Session{path: name, leaf: -1}
 	if err := s.read(data, true); err != nil {
@@ -181,8 +216,10 @@ const (
 
 // loadStream reads a file of the given size into one buffer, handing
 // complete chunks of lines to decoding goroutines as the reads arrive, so
-// that reading (page faults and copying) and validating overlap.
-func loadStream(name string, r io.Reader, size int) (*Session, error) {
+// that reading (page faults and copying) and validating overlap. It
+// returns the bytes read too, even with an error: size at most, fewer if
+// the file ends sooner.
+func loadStream(name string, r io.Reader, size int) (*Session, []byte, error) {
 	buf := make([]byte, size)
 	progress := make(chan int, size/readStep+2)
 	var readErr error
@@ -207,8 +244,9 @@ func loadStream(name string, r io.Reader, size int) (*Session, error) {
 	var wg sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) {
 		wg.Go(func() {
+			var lines []textLine
 			for c := range work {
-				c.decode()
+				c.decode(&lines)
 			}
 		})
 	}
@@ -257,13 +295,14 @@ func loadStream(name string, r io.Reader, size int) (*Session, error) {
 	close(work)
 	wg.Wait()
 	if readErr != nil {
-		return nil, fmt.Errorf("session: reading %s: %w", name, readErr)
+		return nil, buf, fmt.Errorf("session: reading %s: %w", name, readErr)
 	}
 	if headerErr != nil {
-		return nil, headerErr
+		return nil, buf, headerErr
 	}
 	s.assemble(chunks)
-	return s.finish(buf)
+	s, err := s.finish(buf)
+	return s, buf, err
 }
 
 // read reads the lines of data, which continues the file after the lines
@@ -285,26 +324,24 @@ func (s *Session) read(data []byte, atStart bool) error {
 func (s *Session) assemble(chunks []*chunk) {
 	n := 0
 	for _, c := range chunks {
-		n += len(c.lines)
+		n += len(c.entries)
 	}
 	s.entries = slices.Grow(s.entries, n)
 	for _, c := range chunks {
-		for i := range c.lines {
-			l := &c.lines[i]
-			num := s.lines + l.num
-			if err := c.errs[i]; err != nil {
-				kind := WarnMalformed
-				if !l.terminated {
-					kind = WarnTornTail
-					err = fmt.Errorf("incomplete last line (%d bytes): %w", len(l.text), err)
-				}
-				s.warnings = append(s.warnings, Warning{Kind: kind, Line: num, Msg: err.Error()})
-				s.skipped = append(s.skipped, skippedLine{line: num, raw: l.text})
-				continue
-			}
+		for i := range c.entries {
 			e := &c.entries[i]
-			e.Line = num
+			e.Line += s.lines
 			s.entries = append(s.entries, e)
+		}
+		for _, l := range c.bad {
+			num := s.lines + l.num
+			kind, err := WarnMalformed, l.err
+			if !l.terminated {
+				kind = WarnTornTail
+				err = fmt.Errorf("incomplete last line (%d bytes): %w", len(l.text), err)
+			}
+			s.warnings = append(s.warnings, Warning{Kind: kind, Line: num, Msg: err.Error()})
+			s.skipped = append(s.skipped, skippedLine{line: num, raw: l.text})
 		}
 		s.lines += c.count
 	}
@@ -326,7 +363,19 @@ func (s *Session) readUntilHeader(data []byte) ([]byte, error) {
 	return data, nil
 }
 
-// textLine is one non-blank line of a file.
+// chunk is a run of whole lines decoded together.
+type chunk struct {
+	data []byte
+	// entries are the lines read as entries, in order, each with its
+	// line number within the chunk (from 1) as its Line.
+	entries []Entry
+	// bad are the non-blank lines that are not entries, in order.
+	bad []badLine
+	// count is the number of lines in data, blank ones included.
+	count int
+}
+
+// textLine is one non-blank line of a chunk.
 type textLine struct {
 	text []byte
 	// num is the line's number within its chunk, from 1.
@@ -335,31 +384,36 @@ type textLine struct {
 	terminated bool
 }
 
-// chunk is a run of whole lines decoded together.
-type chunk struct {
-	data    []byte
-	lines   []textLine
-	entries []Entry
-	errs    []error
-	// count is the number of lines in data, blank ones included.
-	count int
+// badLine is a line that could not be read as an entry.
+type badLine struct {
+	textLine
+	err error
 }
 
-// decode splits the chunk into lines and decodes each.
-func (c *chunk) decode() {
+// decode splits the chunk into lines and decodes each, straight into the
+// entries array, which is sized once from the lines found. lines is
+// scratch for the lines, reused from chunk to chunk by the caller.
+func (c *chunk) decode(lines *[]textLine) {
+	*lines = (*lines)[:0]
 	data := c.data
 	for len(data) > 0 {
 		line, rest, terminated := bytes.Cut(data, []byte{'\n'})
 		data = rest
 		c.count++
 		if line = bytes.TrimSpace(line); len(line) > 0 {
-			c.lines = append(c.lines, textLine{text: line, num: c.count, terminated: terminated})
+			*lines = append(*lines, textLine{text: line, num: c.count, terminated: terminated})
 		}
 	}
-	c.entries = make([]Entry, len(c.lines))
-	c.errs = make([]error, len(c.lines))
-	for i := range c.lines {
-		c.errs[i] = decodeLineInto(&c.entries[i], c.lines[i].text)
+	c.entries = make([]Entry, 0, len(*lines))
+	for _, l := range *lines {
+		k := len(c.entries)
+		c.entries = c.entries[:k+1]
+		if err := decodeLineInto(&c.entries[k], l.text); err != nil {
+			c.entries = c.entries[:k]
+			c.bad = append(c.bad, badLine{textLine: l, err: err})
+			continue
+		}
+		c.entries[k].Line = l.num
 	}
 }
 
@@ -385,8 +439,9 @@ func decodeChunks(data []byte) []*chunk {
 	}
 	workers := min(runtime.GOMAXPROCS(0), len(chunks))
 	if workers <= 1 {
+		var lines []textLine
 		for _, c := range chunks {
-			c.decode()
+			c.decode(&lines)
 		}
 		return chunks
 	}
@@ -394,8 +449,9 @@ func decodeChunks(data []byte) []*chunk {
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
+			var lines []textLine
 			for i := int(next.Add(1)) - 1; i < len(chunks); i = int(next.Add(1)) - 1 {
-				chunks[i].decode()
+				chunks[i].decode(&lines)
 			}
 		})
 	}
@@ -432,6 +488,14 @@ func (s *Session) readHeader(line []byte, terminated bool) error {
 // index adds entries[from:] to the id index and the tree, and brings the
 // labels, the name and the leaf up to date.
 func (s *Session) index(from int) {
+	warned := len(s.warnings)
+	defer func() {
+		if len(s.warnings) > warned {
+			// The warnings about ids and links come after those about
+			// the lines; keep them all in line order.
+			slices.SortStableFunc(s.warnings, func(a, b Warning) int { return a.Line - b.Line })
+		}
+	}()
 	for i := from; i < len(s.entries); i++ {
 		e := s.entries[i]
 		if e.ID == "" {
@@ -591,7 +655,7 @@ func (s *Session) Warnings() []Warning { return slices.Clone(s.warnings) }
 
 // TornTail reports whether the file ended in an incomplete line.
 func (s *Session) TornTail() bool {
-	return len(s.warnings) > 0 && s.warnings[len(s.warnings)-1].Kind == WarnTornTail
+	return slices.ContainsFunc(s.warnings, func(w Warning) bool { return w.Kind == WarnTornTail })
 }
 
 // Len returns the number of entries.

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -156,11 +155,13 @@ func open(path string) (s *Session, old bool, err error) {
 		return nil, false, fmt.Errorf("session: locking %s: %w", path, err)
 	}
 	defer unlockFile(f)
-	data, err := io.ReadAll(f)
-	if err != nil {
-		return nil, false, fmt.Errorf("session: %w", err)
+	s, data, err := readFile(path, f)
+	var notSession *NotSessionError
+	if err != nil && (len(data) != 0 || !errors.As(err, &notSession)) {
+		return nil, false, err
 	}
 	if len(data) == 0 {
+		// An empty file: it gets a header, as in pi.
 		s, err := Create("", Options{})
 		if err != nil {
 			return nil, false, err
@@ -172,10 +173,6 @@ func open(path string) (s *Session, old bool, err error) {
 		}
 		s.w = &writer{f: f, size: int64(len(line)), nl: true, now: time.Now}
 		return s, false, nil
-	}
-	s, err = Parse(path, data)
-	if err != nil {
-		return nil, false, err
 	}
 	if s.fileVersion < CurrentVersion {
 		return nil, true, nil

@@ -1,10 +1,6 @@
 package session
 
-import (
-	"unicode/utf8"
-
-	"github.com/prime-agent/prime/llm"
-)
+import "github.com/prime-agent/prime/llm"
 
 // ImageChars is the size in characters an image is counted as in token
 // estimates (1,200 tokens).
@@ -117,34 +113,5 @@ func EstimateContextTokens(messages []Message) ContextEstimate {
 	return est
 }
 
-// utf16Len is [llm.UTF16Len] (JavaScript's length) with a fast path for
-// ASCII, which is most of a session's text: eight bytes at a time while
-// none of them is outside ASCII. Estimating a long context is otherwise a
-// noticeable part of preparing a compaction.
-func utf16Len(s string) int {
-	n := 0
-	i := 0
-	for i < len(s) {
-		if i+8 <= len(s) {
-			x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-				uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-			if x&highs == 0 {
-				i += 8
-				n += 8
-				continue
-			}
-		}
-		if s[i] < utf8.RuneSelf {
-			i++
-			n++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-		n++
-		if r > 0xFFFF {
-			n++
-		}
-	}
-	return n
-}
+// utf16Len is [llm.UTF16Len].
+func utf16Len(s string) int { return llm.UTF16Len(s) }

@@ -1,9 +1,6 @@
 package session
 
-import (
-	"encoding/binary"
-	"math/bits"
-)
+import "github.com/prime-agent/prime/internal/jsonscan"
 
 // maxDepth is the deepest nesting validJSON accepts, the same limit as the
 // JSON decoder that later decodes the entry.
@@ -165,17 +162,11 @@ func (v *validator) sep(closing byte) (more, ok bool) {
 	return false, false
 }
 
-// SWAR constants: one in every byte, and the high bit of every byte.
-const (
-	ones  = 0x0101010101010101
-	highs = 0x8080808080808080
-)
-
 // str consumes a string starting at its opening quote.
 func (v *validator) str() bool {
 	b, i := v.b, v.i+1
 	for {
-		i = plainRun(b, i, false)
+		i = jsonscan.PlainRun(b, i, false)
 		if i >= len(b) {
 			return false
 		}
@@ -204,30 +195,6 @@ func (v *validator) str() bool {
 			i++
 		}
 	}
-}
-
-// plainRun skips, eight bytes at a time, the bytes of a JSON string's body
-// at and after i that need no attention: it returns the index of the first
-// quote, backslash or control character (or, with stopNonASCII, byte
-// outside ASCII), or the index from which fewer than eight bytes remain,
-// which the caller reads one at a time. Each test can flag a byte above a
-// real match (a borrow), never below one, so the lowest flagged byte is
-// always a real match.
-func plainRun(b []byte, i int, stopNonASCII bool) int {
-	for i+8 <= len(b) {
-		x := binary.LittleEndian.Uint64(b[i:])
-		q := x ^ (ones * '"')
-		bs := x ^ (ones * '\\')
-		special := ((q - ones) &^ q) | ((bs - ones) &^ bs) | ((x - ones*0x20) &^ x)
-		if stopNonASCII {
-			special |= x
-		}
-		if special &= highs; special != 0 {
-			return i + bits.TrailingZeros64(special)/8
-		}
-		i += 8
-	}
-	return i
 }
 
 func isHex(c byte) bool {

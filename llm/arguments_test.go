@@ -1,0 +1,229 @@
+package llm_test
+
+import (
+	"bytes"
+	"os"
+	"testing"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/prime-agent/prime/internal/pifixtures"
+	"github.com/prime-agent/prime/llm"
+	"github.com/prime-agent/prime/session/sessiongen"
+)
+
+// reformatted is the slow path of NewArguments on its own: the value
+// reformatted to JSON.stringify's form.
+func reformatted(raw []byte) ([]byte, error) {
+	a, err := llm.ReformatArguments(bytes.Clone(raw))
+	if err != nil {
+		return nil, err
+	}
+	return a.Value(), nil
+}
+
+// checkArguments checks NewArguments and AdoptArguments against the
+// reformatting on raw, and that whatever the fast check accepts is left
+// unchanged by it. It reports whether the fast check accepted raw.
+func checkArguments(t *testing.T, raw []byte) bool {
+	t.Helper()
+	fast := llm.Stringified(raw)
+	want, wantErr := reformatted(raw)
+	if fast && (wantErr != nil || !bytes.Equal(want, raw)) {
+		t.Fatalf("fast check accepts %q; reformatting gives %q, %v", raw, want, wantErr)
+	}
+	if len(raw) == 0 {
+		return fast
+	}
+	for name, f := range map[string]func([]byte) (llm.Arguments, error){"NewArguments": llm.NewArguments, "AdoptArguments": llm.AdoptArguments} {
+		in := bytes.Clone(raw)
+		a, err := f(in)
+		if (err != nil) != (wantErr != nil) {
+			t.Fatalf("%s(%q): error %v, reformatting says %v", name, raw, err, wantErr)
+		}
+		if err == nil && !bytes.Equal(a.Value(), want) {
+			t.Fatalf("%s(%q) = %q, reformatting gives %q", name, raw, a.Value(), want)
+		}
+	}
+	return fast
+}
+
+// argumentsIn returns the value of every member named "arguments" in the
+// JSON lines of data.
+func argumentsIn(t testing.TB, data []byte) [][]byte {
+	var out [][]byte
+	for line := range bytes.SplitSeq(data, []byte("\n")) {
+		dec := jsontext.NewDecoder(bytes.NewReader(line), jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true))
+		for {
+			tok, err := dec.ReadToken()
+			if err != nil {
+				break
+			}
+			if tok.Kind() != '"' || tok.String() != "arguments" {
+				continue
+			}
+			// A member name: the object's member count is odd after it.
+			if k, n := dec.StackIndex(dec.StackDepth()); k == '{' && n%2 == 1 {
+				if dec.PeekKind() == '{' {
+					v, err := dec.ReadValue()
+					if err != nil {
+						break
+					}
+					out = append(out, bytes.Clone(v))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// sessionFiles returns generated sessions and, when present, pi's files.
+func sessionFiles(t testing.TB) map[string][]byte {
+	files := pifixtures.ReadAll(t)
+	files["gen1"] = sessiongen.Bytes(sessiongen.Options{Entries: 400, Seed: 1, SizeScale: 0.2})
+	files["gen2"] = sessiongen.Bytes(sessiongen.Options{Entries: 400, Seed: 2, SizeScale: 0.2})
+	return files
+}
+
+// TestArgumentsOfSessions checks the arguments of every tool call in
+// generated sessions and pi's files, and that the fast check takes all of
+// them: pi and Prime store them as JSON.stringify prints them.
+func TestArgumentsOfSessions(t *testing.T) {
+	for name, data := range sessionFiles(t) {
+		args := argumentsIn(t, data)
+		if len(args) == 0 {
+			t.Fatalf("%s: no tool calls found", name)
+		}
+		fast := 0
+		for _, raw := range args {
+			if checkArguments(t, raw) {
+				fast++
+			}
+		}
+		t.Logf("%s: %d of %d arguments taken as they are", name, fast, len(args))
+		if fast < len(args)*99/100 {
+			t.Errorf("%s: only %d of %d arguments taken as they are", name, fast, len(args))
+		}
+	}
+}
+
+func TestStringifiedEdges(t *testing.T) {
+	for _, tc := range []struct {
+		raw  string
+		fast bool
+	}{
+		{`{}`, true},
+		{`[]`, true},
+		{`{"path":"a.go","n":12,"neg":-7,"z":0,"ok":true,"no":false,"x":null,"l":[1,[2],{}]}`, true},
+		{`{"text":"a\"b\\c\nd\te\rf\bg\fh","u":"é日本` + "\U0001F600" + `"}`, true},
+		{`"plain"`, true},
+		{`123456789012345`, true},
+		{`-12345678901234`, true},
+		{`{"a":1,"a":2}`, true},
+		// Left to the reformatting, whatever it decides.
+		{`{ "a":1}`, false},
+		{`{"a" :1}`, false},
+		{`{"a":1 }`, false},
+		{`{"a":1.5}`, false},
+		{`{"a":1e3}`, false},
+		{`{"a":-0}`, false},
+		{`{"a":01}`, false},
+		{`1234567890123456`, false},
+		{`-123456789012345`, false},
+		{`{"a":"\/"}`, false},
+		{`{"a":"\u0041"}`, false},
+		{`{"a":"\u001f"}`, false},
+		{"{\"a\":\"\x01\"}", false},
+		{"{\"a\":\"\xff\"}", false},
+		{`{"a":"b"`, false},
+		{`{"a":tru}`, false},
+		{`{"a":1,}`, false},
+		{`[1,]`, false},
+		{`{} `, false},
+		{``, false},
+	} {
+		if got := checkArguments(t, []byte(tc.raw)); got != tc.fast {
+			t.Errorf("fast check of %s: %v, want %v", tc.raw, got, tc.fast)
+		}
+	}
+	deep := bytes.Repeat([]byte("["), 100)
+	deep = append(deep, bytes.Repeat([]byte("]"), 100)...)
+	if checkArguments(t, deep) {
+		t.Error("fast check followed 100 levels of nesting")
+	}
+}
+
+// TestAdoptArgumentsKeepsInput checks that AdoptArguments keeps stringified
+// input itself, and that appending to the value cannot write past it.
+func TestAdoptArgumentsKeepsInput(t *testing.T) {
+	buf := []byte(`{"path":"a.go"}{"next":1}`)
+	raw := buf[:15]
+	a, err := llm.AdoptArguments(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := a.Value(); &v[0] != &raw[0] {
+		t.Error("AdoptArguments copied stringified input")
+	}
+	_ = append(a.Value(), 'x')
+	if string(buf[15:]) != `{"next":1}` {
+		t.Errorf("append to Value wrote past the arguments: %q", buf)
+	}
+	b, err := llm.AdoptArguments([]byte(`{ "path" : "a.go" }`))
+	if err != nil || b.String() != `{"path":"a.go"}` {
+		t.Errorf("AdoptArguments of spaced input = %q, %v", b.String(), err)
+	}
+}
+
+// FuzzStringified checks the fast check against the reformatting: what it
+// accepts, reformatting leaves unchanged, and NewArguments and
+// AdoptArguments always agree with the reformatting.
+func FuzzStringified(f *testing.F) {
+	for _, data := range sessionFiles(f) {
+		args := argumentsIn(f, data)
+		for _, raw := range args[:min(len(args), 200)] {
+			f.Add(raw)
+		}
+	}
+	for _, s := range []string{`{"a":1.0}`, `{"a":-0}`, `"\ud800"`, `{"a":"\u2028"}`, `[1e21]`, `{"a":"<>&"}`, "\"\xef\xbf\xbd\""} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		checkArguments(t, raw)
+	})
+}
+
+// BenchmarkNewArguments reads the arguments of every tool call in pi's
+// large session: NewArguments (which takes them as they are), the full
+// reformatting it falls back to, and AdoptArguments (no copy).
+func BenchmarkNewArguments(b *testing.B) {
+	data, err := os.ReadFile(pifixtures.Path(b, pifixtures.LargeSession))
+	if err != nil {
+		b.Fatal(err)
+	}
+	args := argumentsIn(b, data)
+	size := 0
+	for _, a := range args {
+		size += len(a)
+	}
+	for _, tc := range []struct {
+		name string
+		f    func([]byte) (llm.Arguments, error)
+	}{
+		{"new", llm.NewArguments},
+		{"reformat", func(raw []byte) (llm.Arguments, error) { return llm.ReformatArguments(bytes.Clone(raw)) }},
+		{"adopt", llm.AdoptArguments},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.SetBytes(int64(size))
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, a := range args {
+					if _, err := tc.f(a); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}
