@@ -270,3 +270,49 @@ func TestBatchDecodedMessagesShared(t *testing.T) {
 		t.Error("a decoded message stays alive after its last use")
 	}
 }
+
+// TestEstimateNext: right after a compaction, the newest usage belongs to a
+// message the compaction kept and measured the context before it, so the
+// next context is estimated by characters (pi 1.6's tokensBefore rule);
+// EstimateContextTokens keeps that stale usage, as pi's context estimate
+// does. Once a reply comes after the compaction, its usage is trusted again.
+func TestEstimateNext(t *testing.T) {
+	withUsage := func(text string, total int) *session.MessageEntry {
+		m := assistant(text)
+		m.Message.(*llm.AssistantMessage).Usage = llm.Usage{Input: total, TotalTokens: total}
+		return m
+	}
+	ents := chain(user("first question"), withUsage("first answer", 5000), user("second question"), withUsage("second answer", 8000),
+		&session.CompactionEntry{Summary: "the first exchange", FirstKeptEntryID: "test-id-3", TokensBefore: 8000})
+	s, err := session.Parse("s", fileBytes(t, ents...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.Context("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	chars := 0
+	for _, m := range c.Messages {
+		chars += session.EstimateTokens(m)
+	}
+	if got := session.EstimateContextTokens(c.Messages); got.Tokens != 8000 || got.UsageTokens != 8000 {
+		t.Errorf("EstimateContextTokens = %+v, want the kept message's usage (8000)", got)
+	}
+	if got := c.EstimateNext(); got.Tokens != chars || got.UsageTokens != 0 || got.LastUsageIndex != -1 {
+		t.Errorf("EstimateNext right after the compaction = %+v, want %d tokens by characters", got, chars)
+	}
+
+	// A reply after the compaction measured the compacted context.
+	ents = append(ents, ent{id: "test-id-6", parent: "test-id-5", p: user("third question")},
+		ent{id: "test-id-7", parent: "test-id-6", p: withUsage("third answer", 900)})
+	if s, err = session.Parse("s", fileBytes(t, ents...)); err != nil {
+		t.Fatal(err)
+	}
+	if c, err = s.Context(""); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := c.EstimateNext(), session.EstimateContextTokens(c.Messages); got != want || got.UsageTokens != 900 {
+		t.Errorf("EstimateNext after a new reply = %+v, want %+v (usage 900)", got, want)
+	}
+}

@@ -22,6 +22,10 @@ type Context struct {
 	ThinkingLevel llm.ThinkingLevel
 	// Model is the model last selected or used on the path, or nil.
 	Model *ModelRef
+
+	// kept is the number of messages after the summary that the latest
+	// compaction kept from before it (0 without a compaction).
+	kept int
 }
 
 // ModelRef names a model by provider and id.
@@ -64,6 +68,7 @@ func BuildContext(path []*Entry) (Context, error) {
 	// The entries that may contribute a message, in context order.
 	from := make([]*Entry, 0, len(path)+1)
 	visible := path
+	keptEnd := 0 // from[1:keptEnd] are the entries kept from before the compaction
 	if latest >= 0 {
 		from = append(from, path[latest])
 		visible = path[latest+1:]
@@ -74,6 +79,7 @@ func BuildContext(path []*Entry) (Context, error) {
 				}
 			}
 		}
+		keptEnd = len(from)
 	}
 	for _, e := range visible {
 		if contributes(e) {
@@ -88,12 +94,34 @@ func BuildContext(path []*Entry) (Context, error) {
 	n := 0
 	for i, m := range msgs {
 		if m != nil {
+			if i > 0 && i < keptEnd {
+				ctx.kept++
+			}
 			msgs[n], from[n] = m, from[i]
 			n++
 		}
 	}
 	ctx.Messages, ctx.Entries = msgs[:n:n], from[:n:n]
 	return ctx, nil
+}
+
+// EstimateNext estimates the context the model will be sent next, as pi 1.6
+// sizes a compaction's tokensBefore. It is [EstimateContextTokens] of the
+// messages, except that a usage reported by a message the latest compaction
+// kept from before it is not trusted: that usage measured the context before
+// the compaction, so right after a compaction every message is estimated by
+// characters instead. (EstimateContextTokens, pi's own context estimate,
+// keeps that stale usage until the next reply.)
+func (c Context) EstimateNext() ContextEstimate {
+	est := EstimateContextTokens(c.Messages)
+	if c.kept > 0 && est.LastUsageIndex >= 1 && est.LastUsageIndex <= c.kept {
+		est = ContextEstimate{LastUsageIndex: -1}
+		for _, m := range c.Messages {
+			est.TrailingTokens += EstimateTokens(m)
+		}
+		est.Tokens = est.TrailingTokens
+	}
+	return est
 }
 
 // contributes reports whether an entry's type can put a message in the

@@ -229,19 +229,23 @@ func orNone(s string) string {
 
 // contextJSON is the output of "prime session context --json".
 type contextJSON struct {
-	File            string            `json:"file"`
-	Entries         int               `json:"entries"`
-	LeafID          string            `json:"leafId"`
-	Messages        int               `json:"messages"`
-	Roles           map[string]int    `json:"roles"`
-	EstimatedTokens int               `json:"estimatedTokens"`
-	UsageTokens     int               `json:"usageTokens"`
-	TrailingTokens  int               `json:"trailingTokens"`
-	MessageTokens   int               `json:"messageTokens"`
-	ThinkingLevel   llm.ThinkingLevel `json:"thinkingLevel"`
-	Model           *session.ModelRef `json:"model"`
-	Items           []contextItemJSON `json:"items"`
-	Warnings        []warningJSON     `json:"warnings"`
+	File            string         `json:"file"`
+	Entries         int            `json:"entries"`
+	LeafID          string         `json:"leafId"`
+	Messages        int            `json:"messages"`
+	Roles           map[string]int `json:"roles"`
+	EstimatedTokens int            `json:"estimatedTokens"`
+	UsageTokens     int            `json:"usageTokens"`
+	TrailingTokens  int            `json:"trailingTokens"`
+	// NextTokens estimates the next request: EstimatedTokens, except right
+	// after a compaction, when the last reported usage measured the context
+	// before it and every message is estimated by characters instead.
+	NextTokens    int               `json:"nextTokens"`
+	MessageTokens int               `json:"messageTokens"`
+	ThinkingLevel llm.ThinkingLevel `json:"thinkingLevel"`
+	Model         *session.ModelRef `json:"model"`
+	Items         []contextItemJSON `json:"items"`
+	Warnings      []warningJSON     `json:"warnings"`
 }
 
 type contextItemJSON struct {
@@ -271,9 +275,10 @@ func runSessionContext(ctx context.Context, a *app, args []string) error {
 		return badInput(fmt.Errorf("%s: %w", path, err))
 	}
 	est := session.EstimateContextTokens(c.Messages)
+	next := c.EstimateNext()
 	out := contextJSON{
 		File: path, Entries: s.Len(), LeafID: leafID, Messages: len(c.Messages), Roles: map[string]int{},
-		EstimatedTokens: est.Tokens, UsageTokens: est.UsageTokens, TrailingTokens: est.TrailingTokens,
+		EstimatedTokens: est.Tokens, UsageTokens: est.UsageTokens, TrailingTokens: est.TrailingTokens, NextTokens: next.Tokens,
 		ThinkingLevel: c.ThinkingLevel, Model: c.Model, Items: []contextItemJSON{}, Warnings: warningsJSON(s),
 	}
 	for i, m := range c.Messages {
@@ -300,6 +305,9 @@ func runSessionContext(ctx context.Context, a *app, args []string) error {
 			est.Tokens, est.UsageTokens, est.LastUsageIndex+1, est.TrailingTokens)
 	} else {
 		fmt.Fprintf(w, "context: ~%d tokens estimated (no usable usage reported)\n", est.Tokens)
+	}
+	if next != est {
+		fmt.Fprintf(w, "next request: ~%d tokens by characters (that usage measured the context before the latest compaction)\n", next.Tokens)
 	}
 	return nil
 }
