@@ -62,6 +62,10 @@ type Config struct {
 	Retry *retry.Policy
 	// Now stamps each turn; default time.Now.
 	Now func() time.Time
+	// IdleTimeout is how long the server may send nothing (before the
+	// response, or mid-stream) before the turn fails as a broken
+	// connection; 0 means five minutes, a negative value no limit.
+	IdleTimeout time.Duration
 }
 
 // Provider streams turns from the Messages API. It is safe for concurrent
@@ -111,7 +115,7 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request) iter.Seq[llm.Ev
 		h.Set(k, v)
 	}
 	return stream.Run(ctx, req, stream.Call{
-		Client: p.cfg.HTTPClient, Retry: p.cfg.Retry, Now: p.cfg.Now,
+		Client: p.cfg.HTTPClient, Retry: p.cfg.Retry, Now: p.cfg.Now, IdleTimeout: p.cfg.IdleTimeout,
 		URL: url + "/messages", Header: h,
 		Encode:     func() ([]byte, error) { return encodeRequest(req) },
 		ParseError: parseError,

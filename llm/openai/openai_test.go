@@ -19,6 +19,7 @@ import (
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/llm/llmtest"
 	"github.com/prime-agent/prime/llm/openai"
+	"github.com/prime-agent/prime/llm/retry"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -414,5 +415,36 @@ func TestKeyNeverLeaks(t *testing.T) {
 		if strings.Contains(s, llmtest.Key) {
 			t.Errorf("key leaked into %q", s)
 		}
+	}
+}
+
+// TestIdleServer: a server that answers and then goes silent fails the turn
+// as a broken connection once the idle timeout passes (not as an abort:
+// nobody cancelled), and no goroutine is left; a slow server that keeps
+// talking is not cut off.
+func TestIdleServer(t *testing.T) {
+	srv := newServer(t)
+	provider := func(idle time.Duration) llm.Provider {
+		return openai.New(openai.Config{APIKey: llmtest.Key, HTTPClient: srv.Client(), Retry: &retry.Policy{}, IdleTimeout: idle})
+	}
+
+	// Silent: the response headers, then nothing for far longer than the limit.
+	srv.Queue(llmtest.Reply{Parts: []llmtest.Part{llmtest.Text("partial "), llmtest.Text("never sent")}, Delay: time.Hour})
+	check := llmtest.CheckGoroutines(t)
+	msg, err := llm.Complete(t.Context(), provider(200*time.Millisecond), request(srv))
+	if !errors.Is(err, llm.ErrConnection) || llm.IsAborted(err) || !strings.Contains(err.Error(), "sent nothing for 200ms") {
+		t.Fatalf("err = %v, want a connection error naming the silence", err)
+	}
+	if msg.StopReason != llm.StopReasonError {
+		t.Errorf("stop reason %q, want error", msg.StopReason)
+	}
+	srv.Client().CloseIdleConnections()
+	check()
+
+	// Slow but alive: an event every 20 ms under a one-second limit.
+	srv.Queue(llmtest.Reply{Parts: []llmtest.Part{llmtest.Text("a "), llmtest.Text("b "), llmtest.Text("c")}, Delay: 20 * time.Millisecond})
+	msg, err = llm.Complete(t.Context(), provider(time.Second), request(srv))
+	if err != nil || msg.Text() != "a b c" {
+		t.Fatalf("slow stream: %q, %v", msg.Text(), err)
 	}
 }

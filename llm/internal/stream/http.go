@@ -31,20 +31,99 @@ type Call struct {
 	// Read consumes the event stream of a successful response, emitting on
 	// b; it returns nil once b has finished or the consumer stopped.
 	Read func(ctx context.Context, b *Builder, body io.Reader) error
+	// IdleTimeout bounds how long the server may send nothing: waiting for
+	// the response headers, or between two reads of the stream. 0 means
+	// DefaultIdleTimeout; a negative value means no bound.
+	IdleTimeout time.Duration
+}
+
+// DefaultIdleTimeout is how long a server may stay silent before the turn
+// fails as a broken connection. It is generous because a local server may
+// spend minutes reading a long prompt before its first byte, and a remote
+// one sends keep-alive pings while it thinks.
+const DefaultIdleTimeout = 5 * time.Minute
+
+// idleError is the cause of a request cancelled by the idle timeout.
+type idleError struct{ d time.Duration }
+
+func (e *idleError) Error() string {
+	return fmt.Sprintf("the server sent nothing for %v", e.d)
+}
+
+// watchdog cancels a request when the server stays silent too long.
+type watchdog struct {
+	t *time.Timer
+	d time.Duration
+}
+
+// newWatchdog starts a watchdog that calls cancel with an *idleError after
+// d without a touch; d <= 0 gives one that never fires.
+func newWatchdog(d time.Duration, cancel context.CancelCauseFunc) *watchdog {
+	if d <= 0 {
+		return &watchdog{}
+	}
+	return &watchdog{t: time.AfterFunc(d, func() { cancel(&idleError{d}) }), d: d}
+}
+
+// touch restarts the countdown: the server was heard from.
+func (w *watchdog) touch() {
+	if w.t != nil {
+		w.t.Reset(w.d)
+	}
+}
+
+func (w *watchdog) stop() {
+	if w.t != nil {
+		w.t.Stop()
+	}
+}
+
+// watchedReader touches the watchdog whenever bytes arrive.
+type watchedReader struct {
+	r io.Reader
+	w *watchdog
+}
+
+func (r *watchedReader) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if n > 0 {
+		r.w.touch()
+	}
+	return n, err
 }
 
 // Run streams one turn: encode, post (retrying transient failures before
 // the stream starts), read. Cancelling ctx or stopping the iteration
 // cancels the request; nothing outlives the iteration.
+//
+// A server that sends nothing for the call's idle timeout (see
+// [Call.IdleTimeout]) fails the turn as a broken connection
+// ([llm.ErrConnection]), not as an abort, so callers treat it as the
+// provider's failure.
 func Run(ctx context.Context, req *llm.Request, c Call) iter.Seq[llm.Event] {
 	return func(yield func(llm.Event) bool) {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
+		// rctx is the request's own context: the watchdog cancels it
+		// without cancelling ctx, so a silent server reads as a failure,
+		// not as the caller's abort.
+		rctx, rcancel := context.WithCancelCause(ctx)
+		defer rcancel(nil)
+		idle := c.IdleTimeout
+		if idle == 0 {
+			idle = DefaultIdleTimeout
+		}
 		now := c.Now
 		if now == nil {
 			now = time.Now
 		}
 		b := New(req.Model, now(), yield)
+		fail := func(err error) {
+			if ie, ok := context.Cause(rctx).(*idleError); ok && ctx.Err() == nil {
+				err = &llm.APIError{Provider: req.Model.Provider, Message: ie.Error(), Kind: llm.ErrConnection}
+			}
+			b.Fail(ctx, err)
+		}
 		body, err := c.Encode()
 		if err != nil {
 			b.Fail(ctx, fmt.Errorf("%s: %w", req.Model.Provider, err))
@@ -54,19 +133,23 @@ func Run(ctx context.Context, req *llm.Request, c Call) iter.Seq[llm.Event] {
 		if c.Retry != nil {
 			policy = *c.Retry
 		}
+		dog := newWatchdog(idle, rcancel)
+		defer dog.stop()
 		var resp *http.Response
-		err = retry.Do(ctx, policy, llm.RetryDecision, func(ctx context.Context) error {
+		err = retry.Do(rctx, policy, llm.RetryDecision, func(ctx context.Context) error {
+			dog.touch()
 			var err error
 			resp, err = c.post(ctx, req.Model, body)
 			return err
 		})
 		if err != nil {
-			b.Fail(ctx, err)
+			fail(err)
 			return
 		}
 		defer resp.Body.Close()
-		if err := c.Read(ctx, b, resp.Body); err != nil {
-			b.Fail(ctx, err)
+		dog.touch()
+		if err := c.Read(rctx, b, &watchedReader{r: resp.Body, w: dog}); err != nil {
+			fail(err)
 		}
 	}
 }
