@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prime-agent/prime/internal/golden"
+
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/session"
 	"github.com/prime-agent/prime/session/sessiongen"
@@ -330,7 +332,7 @@ func TestDeterministicGolden(t *testing.T) {
 					b.WriteString(res.Summary + "\n")
 				}
 			}
-			golden(t, tc.name, b.String())
+			golden.Check(t, tc.name, b.String())
 		})
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prime-agent/prime/internal/golden"
+
 	"github.com/prime-agent/prime/llm"
 )
 
@@ -57,7 +59,7 @@ func TestRequestGolden(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newSummarizer(Options{Model: tc.model, ThinkingLevel: tc.level}, DefaultReserveTokens)
 			req := s.attempt(tc.in, rounds(span), DefaultToolBodies, s.inputBudget(tc.in), 0)
-			golden(t, "request-"+tc.name+".golden", dumpRequest(req))
+			golden.Check(t, "request-"+tc.name+".golden", dumpRequest(req))
 		})
 	}
 }

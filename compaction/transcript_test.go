@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prime-agent/prime/internal/golden"
+
 	"github.com/go-json-experiment/json"
 
 	"github.com/prime-agent/prime/llm"
@@ -51,8 +53,8 @@ func a4Span() []session.Message {
 }
 
 func TestTranscriptGolden(t *testing.T) {
-	golden(t, "transcript.golden", renderTranscript(a4Span(), transcriptOptions{reasoning: true, toolBodies: 3}))
-	golden(t, "transcript-claude.golden", renderTranscript(a4Span(), transcriptOptions{reasoning: false, toolBodies: 3}))
+	golden.Check(t, "transcript.golden", renderTranscript(a4Span(), transcriptOptions{reasoning: true, toolBodies: 3}))
+	golden.Check(t, "transcript-claude.golden", renderTranscript(a4Span(), transcriptOptions{reasoning: false, toolBodies: 3}))
 }
 
 func TestTranscriptRules(t *testing.T) {

@@ -2,7 +2,6 @@ package hook
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,10 +12,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/prime-agent/prime/internal/golden"
 	"github.com/prime-agent/prime/session"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // testEvents are one event of each kind, from the test session.
 func testEvents(t *testing.T) []json.MarshalerTo {
@@ -60,13 +58,13 @@ func TestEventShapes(t *testing.T) {
 		got.Write(v)
 		got.WriteString("\n")
 	}
-	golden := filepath.Join("testdata", "events.golden")
-	if *update {
-		if err := os.WriteFile(golden, got.Bytes(), 0o644); err != nil {
+	path := filepath.Join("testdata", "events.golden")
+	if golden.Updating() {
+		if err := os.WriteFile(path, got.Bytes(), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	want, err := os.ReadFile(golden)
+	want, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,8 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prime-agent/prime/internal/golden"
+
 	"github.com/go-json-experiment/json"
-	"github.com/google/go-cmp/cmp"
 
 	"github.com/prime-agent/prime/agent"
 	"github.com/prime-agent/prime/compaction"
@@ -25,28 +25,6 @@ import (
 	"github.com/prime-agent/prime/session"
 	"github.com/prime-agent/prime/session/sessiongen"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
-
-// golden compares got with testdata/name, or rewrites it with -update.
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		os.MkdirAll("testdata", 0o755)
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s (-want +got):\n%s", path, diff)
-	}
-}
 
 // compactSession is the generated session the compaction commands are
 // tried on: 1,500 entries with compactions and branches.
@@ -97,7 +75,7 @@ func TestCompactDryRunGolden(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	golden(t, "compact-dry-run.json", out)
+	golden.Check(t, "compact-dry-run.json", out)
 	// The JSON is the preparation the compaction package makes.
 	s, _ := session.Load(path)
 	prep, err := compaction.Prepare(s.LeafPath(), compaction.Settings{Enabled: true, ReserveTokens: 16384, KeepRecentTokens: 4000})
@@ -115,7 +93,7 @@ func TestCompactDryRunGolden(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	golden(t, "compact-dry-run-nothing.json", out)
+	golden.Check(t, "compact-dry-run-nothing.json", out)
 	code, out, _ = runPrime(t, env, "compact", path, "--dry-run", "--keep-recent-tokens", "100000000")
 	if code != 0 || !strings.HasPrefix(out, "nothing to compact: ") {
 		t.Errorf("text: exit %d, %q", code, out)
@@ -149,7 +127,7 @@ func TestBranchDryRunGolden(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, errOut)
 		}
-		golden(t, name, out)
+		golden.Check(t, name, out)
 	}
 	code, out, _ := runPrime(t, env, "branch", path, "--to", s.Entries()[0].ID, "--dry-run")
 	for _, want := range []string{"dry run: nothing written", "new leaf:         (before the first entry)", "editor text:", "a real run writes nothing"} {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"net/http"
 	"os"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prime-agent/prime/internal/golden"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -23,28 +24,7 @@ import (
 	"github.com/prime-agent/prime/llm/retry"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
-
 var fixedNow = func() time.Time { return time.UnixMilli(1767225600000) }
-
-// golden compares got with testdata/name, or rewrites it under -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s differs (-want +got):\n%s", name, diff)
-	}
-}
 
 func indent(t *testing.T, v any) []byte {
 	t.Helper()
@@ -92,7 +72,7 @@ func TestTranscripts(t *testing.T) {
 			if err != nil {
 				fmt.Fprintf(&out, "error: %v\n", err)
 			}
-			golden(t, name+".golden", out.Bytes())
+			golden.Check(t, name+".golden", out.Bytes())
 		})
 	}
 }
@@ -189,7 +169,7 @@ func TestRequestBody(t *testing.T) {
 	if err := body.Indent(); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "request.golden.json", append(body, '\n'))
+	golden.Check(t, "request.golden.json", append(body, '\n'))
 	if got := r.Header.Get("x-api-key"); got != llmtest.Key {
 		t.Errorf("x-api-key = %q", got)
 	}
@@ -278,7 +258,7 @@ func TestScriptedStream(t *testing.T) {
 		t.Errorf("event order %v", types)
 	}
 	got := indent(t, final)
-	golden(t, "scripted.golden", got)
+	golden.Check(t, "scripted.golden", got)
 }
 
 func TestErrors(t *testing.T) {

@@ -1,7 +1,6 @@
 package llmtest_test
 
 import (
-	"flag"
 	"io"
 	"net/http"
 	"os"
@@ -9,12 +8,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prime-agent/prime/internal/golden"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/prime-agent/prime/llm/llmtest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // TestWireFormat pins what the fake servers send for one scripted answer,
 // so the format can be read against the vendors' documentation: a thinking
@@ -50,7 +49,7 @@ func TestWireFormat(t *testing.T) {
 			defer resp.Body.Close()
 			got, _ := io.ReadAll(resp.Body)
 			path := filepath.Join("testdata", name+".sse")
-			if *update {
+			if golden.Updating() {
 				os.WriteFile(path, got, 0o644)
 				return
 			}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,33 +15,14 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/prime-agent/prime/internal/golden"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/llm/llmtest"
 	"github.com/prime-agent/prime/llm/openai"
 	"github.com/prime-agent/prime/llm/retry"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
-
 var fixedNow = func() time.Time { return time.UnixMilli(1767225600000) }
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s differs (-want +got):\n%s", name, diff)
-	}
-}
 
 func indent(t *testing.T, v any) []byte {
 	t.Helper()
@@ -94,7 +74,7 @@ func TestTranscripts(t *testing.T) {
 			if err != nil {
 				out = fmt.Appendf(out, "error: %v\n", err)
 			}
-			golden(t, name+".golden", out)
+			golden.Check(t, name+".golden", out)
 			// The stored form decodes back to the same bytes.
 			stored, _ := json.Marshal(msg)
 			back, err := llm.DecodeMessage(stored)
@@ -196,7 +176,7 @@ func TestFlavors(t *testing.T) {
 			got := indent(t, msg)
 			if first == nil {
 				first = got
-				golden(t, "flavors.golden", got)
+				golden.Check(t, "flavors.golden", got)
 				return
 			}
 			if diff := cmp.Diff(string(first), string(got)); diff != "" {
@@ -301,7 +281,7 @@ func TestRequestBody(t *testing.T) {
 	if err := body.Indent(); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "request.golden.json", append(body, '\n'))
+	golden.Check(t, "request.golden.json", append(body, '\n'))
 	if got := r.Header.Get("Authorization"); got != "Bearer "+llmtest.Key {
 		t.Errorf("Authorization = %q", got)
 	}
