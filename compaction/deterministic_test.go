@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/prime-agent/prime/internal/golden"
-
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/session"
 	"github.com/prime-agent/prime/session/sessiongen"

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/prime-agent/prime/internal/golden"
-
 	"github.com/prime-agent/prime/llm"
 )
 

@@ -5,10 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/prime-agent/prime/internal/golden"
-
 	"github.com/go-json-experiment/json"
 
+	"github.com/prime-agent/prime/internal/golden"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/session"
 )

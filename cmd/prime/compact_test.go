@@ -14,12 +14,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prime-agent/prime/internal/golden"
-
 	"github.com/go-json-experiment/json"
 
 	"github.com/prime-agent/prime/agent"
 	"github.com/prime-agent/prime/compaction"
+	"github.com/prime-agent/prime/internal/golden"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/llm/llmtest"
 	"github.com/prime-agent/prime/session"

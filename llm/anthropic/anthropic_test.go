@@ -12,12 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prime-agent/prime/internal/golden"
-
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/prime-agent/prime/internal/golden"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/llm/anthropic"
 	"github.com/prime-agent/prime/llm/llmtest"

@@ -8,10 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/prime-agent/prime/internal/golden"
-
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/prime-agent/prime/internal/golden"
 	"github.com/prime-agent/prime/llm/llmtest"
 )
 
