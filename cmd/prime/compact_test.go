@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -189,6 +190,26 @@ func TestCompactCommandEndToEnd(t *testing.T) {
 			}
 		}
 		checkCompactedFile(t, path, data, s.LeafID())
+		// The context right after: pi's estimate still uses the last
+		// reported usage, which measured the context before the
+		// compaction; the next request is estimated by characters, and is
+		// the size the compaction reported as after.
+		m := regexp.MustCompile(`tokens before, ([0-9,]+) after`).FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("no size after in %q", out)
+		}
+		code, out, errOut = runPrime(t, fakeEnv(t, nil), "session", "context", path, "--json")
+		var ctxOut struct {
+			EstimatedTokens int `json:"estimatedTokens"`
+			NextTokens      int `json:"nextTokens"`
+		}
+		if err := json.Unmarshal([]byte(out), &ctxOut); code != 0 || err != nil {
+			t.Fatalf("session context: exit %d, %v: %s", code, err, errOut)
+		}
+		if got := strconv.Itoa(ctxOut.NextTokens); strings.ReplaceAll(m[1], ",", "") != got || ctxOut.NextTokens >= ctxOut.EstimatedTokens {
+			t.Errorf("session context after the compaction: estimated %d, next %d; compact reported %s after", ctxOut.EstimatedTokens, ctxOut.NextTokens, m[1])
+		}
+
 		// Again: already compacted, exit 0, nothing written.
 		after, _ := os.ReadFile(path)
 		code, out, _ = runPrime(t, fakeEnv(t, nil), "compact", path, "--offline", "--json")

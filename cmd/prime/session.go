@@ -301,13 +301,13 @@ func runSessionContext(ctx context.Context, a *app, args []string) error {
 	}
 	fmt.Fprintf(w, "\n%d messages at leaf %s; model %s, thinking %s\n", out.Messages, orNone(leafID), model, c.ThinkingLevel)
 	if est.LastUsageIndex >= 0 {
-		fmt.Fprintf(w, "context: ~%d tokens = %d reported by message %d + %d estimated after it\n",
-			est.Tokens, est.UsageTokens, est.LastUsageIndex+1, est.TrailingTokens)
+		fmt.Fprintf(w, "context: ~%s tokens = %s reported by message %d + %s estimated after it\n",
+			commas(est.Tokens), commas(est.UsageTokens), est.LastUsageIndex+1, commas(est.TrailingTokens))
 	} else {
-		fmt.Fprintf(w, "context: ~%d tokens estimated (no usable usage reported)\n", est.Tokens)
+		fmt.Fprintf(w, "context: ~%s tokens estimated (no usable usage reported)\n", commas(est.Tokens))
 	}
 	if next != est {
-		fmt.Fprintf(w, "next request: ~%d tokens by characters (that usage measured the context before the latest compaction)\n", next.Tokens)
+		fmt.Fprintf(w, "next request: ~%s tokens by characters (that usage measured the context before the latest compaction)\n", commas(next.Tokens))
 	}
 	return nil
 }
