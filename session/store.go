@@ -18,6 +18,10 @@ import (
 // ErrReadOnly reports an append to a session opened with [Load] or [Parse].
 var ErrReadOnly = errors.New("session: opened read-only")
 
+// ErrInvalidID reports a session id that pi would not accept (see
+// [Options.ID]).
+var ErrInvalidID = errors.New("invalid session id")
+
 // Options configure a new session.
 type Options struct {
 	// ID is the session id. Empty means a new UUID v7. A given id must
@@ -67,7 +71,7 @@ func Create(path string, opts Options) (*Session, error) {
 	if id == "" {
 		id = NewSessionID(t)
 	} else if !validSessionID(id) {
-		return nil, fmt.Errorf("session: invalid session id %q: use letters, digits, '.', '_' and '-', starting and ending with a letter or digit", id)
+		return nil, fmt.Errorf("session: %w %q: use letters, digits, '.', '_' and '-', starting and ending with a letter or digit", ErrInvalidID, id)
 	}
 	cwd := opts.CWD
 	if cwd == "" {
@@ -98,24 +102,31 @@ func Create(path string, opts Options) (*Session, error) {
 // CreateIn is [Create] with the file named as pi names it, in dir:
 // <timestamp>_<session id>.jsonl (see [FileName]).
 func CreateIn(dir string, opts Options) (*Session, error) {
-	if opts.Now == nil {
-		opts.Now = time.Now
+	path, opts := nameIn(dir, opts)
+	return Create(path, opts)
+}
+
+// nameIn returns the path of a new session in dir, named as pi names it,
+// and opts with the id in that name and a clock whose first reading, the
+// header's time, is the time in that name.
+func nameIn(dir string, opts Options) (string, Options) {
+	now := opts.Now
+	if now == nil {
+		now = time.Now
 	}
-	t := opts.Now()
-	fixed := opts.Now
+	t := now()
 	first := true
 	opts.Now = func() time.Time {
-		// The header and the file name share the creation time.
 		if first {
 			first = false
 			return t
 		}
-		return fixed()
+		return now()
 	}
 	if opts.ID == "" {
 		opts.ID = NewSessionID(t)
 	}
-	return Create(filepath.Join(dir, FileName(t, opts.ID)), opts)
+	return filepath.Join(dir, FileName(t, opts.ID)), opts
 }
 
 // Open opens an existing session file for reading and appending. A file in

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -23,6 +24,7 @@ func sessionCommands() []*command {
 		{name: "session info", usage: "FILE [--json]", summary: "header, entry counts, leaf, branches, labels, warnings", run: runSessionInfo},
 		{name: "session context", usage: "FILE [--leaf ID] [--json]", summary: "what the model would see, with token estimates", run: runSessionContext},
 		{name: "session tree", usage: "FILE [--json]", summary: "the entry tree, active path marked", run: runSessionTree},
+		{name: "session fork", usage: "FILE [--leaf ID] [--dir DIR] [--id ID] [--json]", summary: "start a new session holding one conversation of FILE: the path to the leaf", run: runSessionFork},
 		{name: "session migrate", usage: "FILE", summary: "rewrite an old session file in format version 3 (keeps FILE.bak)", run: runSessionMigrate},
 		{name: "sessions", usage: "[--dir DIR] [--json]", summary: "list sessions, most recent first", run: runSessions},
 	}
@@ -491,6 +493,63 @@ func describe(e *session.Entry) string {
 		return "custom: " + p.CustomType
 	}
 	return e.Type
+}
+
+// forkJSON is the output of prime session fork --json.
+type forkJSON struct {
+	File          string `json:"file"`
+	ID            string `json:"id"`
+	ParentSession string `json:"parentSession"`
+	LeafID        string `json:"leafId"`
+	Entries       int    `json:"entries"`
+	Labels        int    `json:"labels"`
+}
+
+func runSessionFork(ctx context.Context, a *app, args []string) error {
+	fs := flag.NewFlagSet("session fork", flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "print JSON")
+	leaf := fs.String("leaf", "", "the entry whose path to keep (default: the leaf)")
+	dir := fs.String("dir", "", "the directory for the new session (default: FILE's directory)")
+	id := fs.String("id", "", "the new session's id (default: a new UUID v7)")
+	s, path, err := loadArg(fs, args)
+	if err != nil {
+		return err
+	}
+	leafID := *leaf
+	if leafID == "" {
+		if leafID = s.LeafID(); leafID == "" {
+			return badInput(fmt.Errorf("%s: the session has no entries to fork", path))
+		}
+	} else if s.Entry(leafID) == nil {
+		return badInput(fmt.Errorf("%s: no entry with id %q", path, leafID))
+	}
+	if *dir == "" {
+		*dir = filepath.Dir(path)
+	}
+	if !*asJSON {
+		printWarnings(a, s)
+	}
+	f, err := s.ForkIn(*dir, leafID, session.Options{ID: *id})
+	if err != nil {
+		if errors.Is(err, session.ErrInvalidID) {
+			return badInput(err)
+		}
+		return err
+	}
+	// The command ends here, so the file is written now even when the
+	// path holds no assistant message yet.
+	if err := f.Flush(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	out := forkJSON{File: f.File(), ID: f.Header().ID, ParentSession: f.Header().ParentSession, LeafID: f.LeafID(), Entries: f.Len(), Labels: len(f.Labels())}
+	if *asJSON {
+		return writeJSON(a.stdout, out)
+	}
+	fmt.Fprintf(a.stdout, "forked the path to %s (%d entries, %d labels) into\n%s\n", leafID, out.Entries-out.Labels, out.Labels, out.File)
+	return nil
 }
 
 func runSessionMigrate(ctx context.Context, a *app, args []string) error {

@@ -135,6 +135,7 @@ func TestSessionCommandsBadInput(t *testing.T) {
 		{"session", "info"},
 		{"session", "info", "a", "b"},
 		{"session", "tree", notSession, "--bogus"},
+		{"session", "fork", notSession},
 	} {
 		code, _, errOut := runPrime(t, nil, args...)
 		if code != 2 || errOut == "" {
@@ -172,6 +173,65 @@ func TestSessionMigrateCommand(t *testing.T) {
 	code, out, _ = runPrime(t, nil, "session", "context", p, "--json")
 	if code != 0 || !strings.Contains(out, `"messages": 914`) {
 		t.Errorf("context after migrate: %s", out[:min(300, len(out))])
+	}
+}
+
+func TestSessionForkCommand(t *testing.T) {
+	path := genFile(t, sessiongen.Options{Entries: 500, Seed: 5})
+	before, _ := os.ReadFile(path)
+	s, err := session.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Fork the first leaf that is not the file's own.
+	var leaf *session.Entry
+	for _, l := range s.Leaves() {
+		if l.ID != s.LeafID() {
+			leaf = l
+			break
+		}
+	}
+	if leaf == nil {
+		t.Fatal("generated session has one leaf")
+	}
+	out := t.TempDir()
+	code, stdout, errOut := runPrime(t, nil, "session", "fork", path, "--leaf", leaf.ID, "--dir", out, "--id", "side-quest", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var got forkJSON
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatal(err)
+	}
+	abs, _ := filepath.Abs(path)
+	if got.ID != "side-quest" || got.ParentSession != abs || filepath.Dir(got.File) != out || !strings.HasSuffix(got.File, "_side-quest.jsonl") {
+		t.Errorf("output %+v", got)
+	}
+	f, err := session.Load(got.File)
+	if err != nil || len(f.Warnings()) != 0 || f.Len() != got.Entries || len(f.Leaves()) != 1 {
+		t.Fatalf("forked file: %v %v", err, f.Warnings())
+	}
+	want, _ := s.Context(leaf.ID)
+	have, _ := f.Context("")
+	if len(have.Messages) != len(want.Messages) {
+		t.Errorf("fork shows %d messages, the original %d at %s", len(have.Messages), len(want.Messages), leaf.ID)
+	}
+	if after, _ := os.ReadFile(path); !bytes.Equal(after, before) {
+		t.Error("fork changed the original file")
+	}
+
+	// Human output, into the original's directory by default.
+	code, stdout, _ = runPrime(t, nil, "session", "fork", path)
+	if code != 0 || !strings.Contains(stdout, filepath.Dir(path)) {
+		t.Errorf("exit %d: %s", code, stdout)
+	}
+	for _, args := range [][]string{
+		{"session", "fork", path, "--leaf", "nope"},
+		{"session", "fork", path, "--id", "-bad id-"},
+	} {
+		if code, _, errOut := runPrime(t, nil, args...); code != 2 || errOut == "" {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errOut)
+		}
 	}
 }
 

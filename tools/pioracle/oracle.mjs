@@ -74,6 +74,7 @@ const SUBCOMMANDS = {
 	serialize: ["leaf", "keep-recent-tokens", "reserve-tokens"],
 	branch: ["from", "to", "context-window", "reserve-tokens"],
 	tree: [],
+	fork: ["leaf"],
 	defaults: [],
 	bench: ["runs", "keep-recent-tokens", "reserve-tokens"],
 	batch: [],
@@ -106,7 +107,7 @@ function parseArgs(argv) {
 		flags[name] = value;
 	}
 	const [command, ...rest] = positional;
-	if (!command) throw usageError("no subcommand given (context, prepare, serialize, branch, tree, defaults, bench)");
+	if (!command) throw usageError("no subcommand given (context, prepare, serialize, branch, tree, fork, defaults, bench)");
 	if (!(command in SUBCOMMANDS)) throw usageError(`unknown subcommand ${JSON.stringify(command)}`);
 	const allowed = new Set(["pi", "pretty", ...SUBCOMMANDS[command]]);
 	for (const name of Object.keys(flags)) {
@@ -513,6 +514,20 @@ function branchOf(pi, s, flags) {
 	};
 }
 
+// forkOf runs createBranchedSession on the leaf (the file's own by default)
+// and answers with what the new session holds: its header and each entry as
+// the line pi writes for it, and whether pi wrote the file at once.
+function forkOf(s) {
+	const before = s.summary();
+	const file = s.sm.createBranchedSession(before.leafId);
+	return {
+		...before,
+		header: s.sm.getHeader(),
+		lines: s.sm.getEntries().map((e) => JSON.stringify(e)),
+		written: file !== undefined && existsSync(file),
+	};
+}
+
 function treeOf(s) {
 	const roots = s.sm.getTree();
 	const branchPoints = [];
@@ -739,6 +754,8 @@ async function run(parsed) {
 				return branchOf(pi, s, flags);
 			case "tree":
 				return treeOf(s);
+			case "fork":
+				return forkOf(s);
 		}
 		throw new Error(`unhandled subcommand ${command}`);
 	});
