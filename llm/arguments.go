@@ -2,8 +2,10 @@ package llm
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"iter"
+	"slices"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -15,8 +17,10 @@ import (
 // held in exactly the text JavaScript's JSON.stringify prints for it. That
 // text matters beyond display: pi estimates a tool call's size from its
 // length, and Prime must reach the same numbers. The form is compact, keeps
-// the original key order, escapes only what JSON requires (no HTML escaping)
-// and prints numbers as JavaScript does. The zero value is the empty object.
+// the original key order (except that, as in a JavaScript object, array
+// index names come first and a repeated name keeps its first place and its
+// last value), escapes only what JSON requires (no HTML escaping) and
+// prints numbers as JavaScript does. The zero value is the empty object.
 type Arguments struct {
 	v jsontext.Value
 }
@@ -65,7 +69,122 @@ func reformatArguments(v jsontext.Value) (Arguments, error) {
 	if err := v.Format(stringifyOptions...); err != nil {
 		return Arguments{}, fmt.Errorf("invalid tool arguments: %w", err)
 	}
-	return Arguments{v: v}, nil
+	dec := jsontext.NewDecoder(bytes.NewReader(v), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	out, err := appendJSObjects(make([]byte, 0, len(v)), dec)
+	if err != nil {
+		return Arguments{}, fmt.Errorf("invalid tool arguments: %w", err)
+	}
+	return Arguments{v: out}, nil
+}
+
+// appendJSObjects appends the next value of dec, formatted, with its
+// objects as a JavaScript object parsed from it holds them: one member per
+// name, where the name first occurred, with the value it last had (JSON.parse
+// keeps the last); members named by array indexes first, in ascending
+// order (JavaScript's property order).
+func appendJSObjects(out []byte, dec *jsontext.Decoder) ([]byte, error) {
+	switch dec.PeekKind() {
+	case '{':
+		if _, err := dec.ReadToken(); err != nil {
+			return nil, err
+		}
+		type member struct {
+			name    jsontext.Value
+			value   []byte
+			index   uint32
+			isIndex bool
+		}
+		var members []member
+		at := map[string]int{}
+		for dec.PeekKind() == '"' {
+			name, err := dec.ReadValue()
+			if err != nil {
+				return nil, err
+			}
+			name = name.Clone() // dec reuses its buffer
+			key, err := jsontext.AppendUnquote(nil, name)
+			if err != nil {
+				return nil, err
+			}
+			value, err := appendJSObjects(nil, dec)
+			if err != nil {
+				return nil, err
+			}
+			if i, ok := at[string(key)]; ok {
+				members[i].value = value
+				continue
+			}
+			at[string(key)] = len(members)
+			index, isIndex := arrayIndex(key)
+			members = append(members, member{name, value, index, isIndex})
+		}
+		if _, err := dec.ReadToken(); err != nil {
+			return nil, err
+		}
+		slices.SortStableFunc(members, func(a, b member) int {
+			switch {
+			case a.isIndex && b.isIndex:
+				return cmp.Compare(a.index, b.index)
+			case a.isIndex:
+				return -1
+			case b.isIndex:
+				return 1
+			}
+			return 0
+		})
+		out = append(out, '{')
+		for i, m := range members {
+			if i > 0 {
+				out = append(out, ',')
+			}
+			out = append(out, m.name...)
+			out = append(out, ':')
+			out = append(out, m.value...)
+		}
+		return append(out, '}'), nil
+	case '[':
+		if _, err := dec.ReadToken(); err != nil {
+			return nil, err
+		}
+		out = append(out, '[')
+		for first := true; dec.PeekKind() != ']'; first = false {
+			if !first {
+				out = append(out, ',')
+			}
+			var err error
+			if out, err = appendJSObjects(out, dec); err != nil {
+				return nil, err
+			}
+		}
+		if _, err := dec.ReadToken(); err != nil {
+			return nil, err
+		}
+		return append(out, ']'), nil
+	}
+	v, err := dec.ReadValue()
+	if err != nil {
+		return nil, err
+	}
+	return append(out, v...), nil
+}
+
+// arrayIndex reports whether name is an array index as ECMAScript defines
+// it, the canonical decimal form of an integer from 0 to 2³²−2, and which.
+func arrayIndex(name []byte) (uint32, bool) {
+	if len(name) == 0 || len(name) > 10 || len(name) > 1 && name[0] == '0' {
+		return 0, false
+	}
+	var n uint64
+	for _, c := range name {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + uint64(c-'0')
+	}
+	if n > 1<<32-2 {
+		return 0, false
+	}
+	return uint32(n), true
 }
 
 // ArgumentsOf marshals a Go value as tool-call arguments. Struct fields keep

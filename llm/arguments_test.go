@@ -5,6 +5,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/prime-agent/prime/internal/pifixtures"
@@ -119,7 +120,6 @@ func TestStringifiedEdges(t *testing.T) {
 		{`"plain"`, true},
 		{`123456789012345`, true},
 		{`-12345678901234`, true},
-		{`{"a":1,"a":2}`, true},
 		// Left to the reformatting, whatever it decides.
 		{`{ "a":1}`, false},
 		{`{"a" :1}`, false},
@@ -135,6 +135,10 @@ func TestStringifiedEdges(t *testing.T) {
 		{`{"a":"\u001f"}`, false},
 		{"{\"a\":\"\x01\"}", false},
 		{"{\"a\":\"\xff\"}", false},
+		{`{"a":1,"a":2}`, false},
+		{`{"a":{"b":1},"c":{"b":2}}`, true},
+		{`{"1":1}`, false},
+		{`{"a1":1}`, true},
 		{`{"a":"b"`, false},
 		{`{"a":tru}`, false},
 		{`{"a":1,}`, false},
@@ -150,6 +154,37 @@ func TestStringifiedEdges(t *testing.T) {
 	deep = append(deep, bytes.Repeat([]byte("]"), 100)...)
 	if checkArguments(t, deep) {
 		t.Error("fast check followed 100 levels of nesting")
+	}
+}
+
+// TestArgumentsAsJavaScriptObjects checks the forms JSON.stringify
+// (JSON.parse(raw)) gives objects with repeated names and array-index
+// names (as node prints them).
+func TestArgumentsAsJavaScriptObjects(t *testing.T) {
+	for _, tc := range []struct{ raw, want string }{
+		{`{"a":1,"b":2,"a":3}`, `{"a":3,"b":2}`},
+		{`{"":"","":0}`, `{"":0}`},
+		{`{"b":1,"2":2,"1":3}`, `{"1":3,"2":2,"b":1}`},
+		{`{"4294967295":1,"4294967294":2,"x":0}`, `{"4294967294":2,"4294967295":1,"x":0}`},
+		{`{"01":1,"1":2,"-1":3}`, `{"1":2,"01":1,"-1":3}`},
+		{`[{"a":1,"a":{"b":1,"b":[2]}}]`, `[{"a":{"b":[2]}}]`},
+		{`{"a":1,"1":2,"a":3,"0":4}`, `{"0":4,"1":2,"a":3}`},
+		{`{ "a" : 1.50, "a\u0062" : "\u0041", "ab": 2 }`, `{"a":1.5,"ab":2}`},
+	} {
+		a, err := llm.NewArguments([]byte(tc.raw))
+		if err != nil || a.String() != tc.want {
+			t.Errorf("NewArguments(%s) = %s, %v; want %s", tc.raw, a.String(), err, tc.want)
+		}
+		checkArguments(t, []byte(tc.raw))
+		// Stored in a message, they encode and decode again.
+		m := &llm.AssistantMessage{Content: []llm.Content{llm.ToolCall{ID: "c", Name: "n", Arguments: a}}}
+		enc, err := json.Marshal(m)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.raw, err)
+		}
+		if _, err := llm.DecodeMessage(enc); err != nil {
+			t.Fatalf("%s: %v", tc.raw, err)
+		}
 	}
 }
 

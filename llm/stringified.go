@@ -8,7 +8,9 @@ import "github.com/prime-agent/prime/internal/jsonscan"
 // escapes are \" \\ \b \f \n \r \t, without other control characters, and
 // valid UTF-8; integers of at most fifteen characters without a leading
 // zero and other than -0 (those print the same in every JSON encoder);
-// nesting at most maxStringifiedDepth deep. Anything else, including
+// nesting at most maxStringifiedDepth deep; objects of at most
+// maxStringifiedMembers members, with distinct names that do not start
+// with a digit. Anything else, including
 // values that are in that form but that this check does not recognize (a
 // fraction, a \u escape), reports false and goes through the full
 // reformatting, which decides. FuzzStringified checks that whatever it
@@ -18,6 +20,7 @@ import "github.com/prime-agent/prime/internal/jsonscan"
 // reformatting them was about a sixth of the time spent decoding messages.
 func stringified(b []byte) bool {
 	s := stringifiedScanner{b: b}
+	s.names = s.buf[:0]
 	return s.value(0) && s.i == len(b)
 }
 
@@ -28,7 +31,18 @@ const maxStringifiedDepth = 64
 type stringifiedScanner struct {
 	b []byte
 	i int
+	// names holds the names of the members read so far of the objects
+	// being read, innermost last, as offsets of their quoted text in b.
+	names []span
+	buf   [16]span
 }
+
+// span is the text b[start:end].
+type span struct{ start, end int }
+
+// maxStringifiedMembers bounds the members of one object that stringified
+// compares for duplicate names; larger objects take the full path.
+const maxStringifiedMembers = 64
 
 func (s *stringifiedScanner) value(depth int) bool {
 	if s.i >= len(s.b) {
@@ -98,8 +112,14 @@ func (s *stringifiedScanner) object(depth int) bool {
 		s.i++
 		return true
 	}
+	base := len(s.names)
+	defer func() { s.names = s.names[:base] }()
 	for {
+		start := s.i
 		if s.i >= len(s.b) || s.b[s.i] != '"' || !s.str() {
+			return false
+		}
+		if !s.newName(base, span{start, s.i}) {
 			return false
 		}
 		if s.i >= len(s.b) || s.b[s.i] != ':' {
@@ -122,6 +142,29 @@ func (s *stringifiedScanner) object(depth int) bool {
 			return false
 		}
 	}
+}
+
+// newName records the name of a member of the object whose names start at
+// names[base], and reports whether it is in the form the fast check
+// accepts: not the name of an earlier member (JSON.parse keeps only the
+// last of those) and not an array index, which JavaScript objects order
+// before their other members. Within this form, equal names have equal
+// text, since every character has one spelling.
+func (s *stringifiedScanner) newName(base int, name span) bool {
+	text := s.b[name.start+1 : name.end-1]
+	if len(text) > 0 && text[0] >= '0' && text[0] <= '9' {
+		return false
+	}
+	if len(s.names)-base >= maxStringifiedMembers {
+		return false
+	}
+	for _, n := range s.names[base:] {
+		if string(s.b[n.start:n.end]) == string(s.b[name.start:name.end]) {
+			return false
+		}
+	}
+	s.names = append(s.names, name)
+	return true
 }
 
 func (s *stringifiedScanner) array(depth int) bool {
