@@ -69,6 +69,11 @@ func reformatArguments(v jsontext.Value) (Arguments, error) {
 	if err := v.Format(stringifyOptions...); err != nil {
 		return Arguments{}, fmt.Errorf("invalid tool arguments: %w", err)
 	}
+	if stringified(v) {
+		return Arguments{v: v}, nil
+	}
+	// Some form the fast check leaves to this path, or objects to
+	// rearrange.
 	dec := jsontext.NewDecoder(bytes.NewReader(v), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 	out, err := appendJSObjects(make([]byte, 0, len(v)), dec)
 	if err != nil {

@@ -1,6 +1,10 @@
 package llm
 
-import "github.com/prime-agent/prime/internal/jsonscan"
+import (
+	"math"
+
+	"github.com/prime-agent/prime/internal/jsonscan"
+)
 
 // stringified reports whether b is one JSON value exactly as
 // JSON.stringify prints it and as [NewArguments] would reformat it, so
@@ -8,9 +12,9 @@ import "github.com/prime-agent/prime/internal/jsonscan"
 // escapes are \" \\ \b \f \n \r \t, without other control characters, and
 // valid UTF-8; integers of at most fifteen characters without a leading
 // zero and other than -0 (those print the same in every JSON encoder);
-// nesting at most maxStringifiedDepth deep; objects of at most
-// maxStringifiedMembers members, with distinct names that do not start
-// with a digit. Anything else, including
+// nesting at most maxStringifiedDepth deep; objects with distinct member
+// names that do not start with a digit, at most maxStringifiedNames with
+// those of the objects around them. Anything else, including
 // values that are in that form but that this check does not recognize (a
 // fraction, a \u escape), reports false and goes through the full
 // reformatting, which decides. FuzzStringified checks that whatever it
@@ -19,8 +23,11 @@ import "github.com/prime-agent/prime/internal/jsonscan"
 // Tool-call arguments are a sizable part of a session's bytes, and
 // reformatting them was about a sixth of the time spent decoding messages.
 func stringified(b []byte) bool {
-	s := stringifiedScanner{b: b}
-	s.names = s.buf[:0]
+	if len(b) > math.MaxInt32 {
+		return false
+	}
+	var s stringifiedScanner
+	s.b = b
 	return s.value(0) && s.i == len(b)
 }
 
@@ -31,18 +38,20 @@ const maxStringifiedDepth = 64
 type stringifiedScanner struct {
 	b []byte
 	i int
-	// names holds the names of the members read so far of the objects
-	// being read, innermost last, as offsets of their quoted text in b.
-	names []span
-	buf   [16]span
+	// names[:n] are the names of the members read so far of the objects
+	// being read, innermost last, as offsets of their quoted text in b:
+	// an array, not a slice, so that the scanner stays on the stack.
+	names [maxStringifiedNames]span
+	n     int
 }
 
 // span is the text b[start:end].
-type span struct{ start, end int }
+type span struct{ start, end int32 }
 
-// maxStringifiedMembers bounds the members of one object that stringified
-// compares for duplicate names; larger objects take the full path.
-const maxStringifiedMembers = 64
+// maxStringifiedNames bounds the member names stringified keeps to find
+// repeated ones: an object's and those of the objects around it. Larger
+// objects take the full path.
+const maxStringifiedNames = 32
 
 func (s *stringifiedScanner) value(depth int) bool {
 	if s.i >= len(s.b) {
@@ -112,14 +121,13 @@ func (s *stringifiedScanner) object(depth int) bool {
 		s.i++
 		return true
 	}
-	base := len(s.names)
-	defer func() { s.names = s.names[:base] }()
+	base := s.n
 	for {
 		start := s.i
 		if s.i >= len(s.b) || s.b[s.i] != '"' || !s.str() {
 			return false
 		}
-		if !s.newName(base, span{start, s.i}) {
+		if !s.newName(base, span{int32(start), int32(s.i)}) {
 			return false
 		}
 		if s.i >= len(s.b) || s.b[s.i] != ':' {
@@ -137,6 +145,7 @@ func (s *stringifiedScanner) object(depth int) bool {
 			s.i++
 		case '}':
 			s.i++
+			s.n = base
 			return true
 		default:
 			return false
@@ -155,15 +164,16 @@ func (s *stringifiedScanner) newName(base int, name span) bool {
 	if len(text) > 0 && text[0] >= '0' && text[0] <= '9' {
 		return false
 	}
-	if len(s.names)-base >= maxStringifiedMembers {
+	if s.n == len(s.names) {
 		return false
 	}
-	for _, n := range s.names[base:] {
+	for _, n := range s.names[base:s.n] {
 		if string(s.b[n.start:n.end]) == string(s.b[name.start:name.end]) {
 			return false
 		}
 	}
-	s.names = append(s.names, name)
+	s.names[s.n] = name
+	s.n++
 	return true
 }
 
