@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prime-agent/prime/internal/pifixtures"
 	"github.com/prime-agent/prime/session"
 	"github.com/prime-agent/prime/session/sessiongen"
 )
@@ -239,5 +240,36 @@ func TestForkGenerated(t *testing.T) {
 				t.Fatalf("seed %d leaf %s: contexts differ", seed, leaf.ID)
 			}
 		}
+	}
+}
+
+// A version-1 file from pi forks into a version-3 session that shows the
+// model the same conversation; the original is not touched.
+func TestForkPiFile(t *testing.T) {
+	path := pifixtures.Path(t, pifixtures.LargeSession)
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := session.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := s.ForkIn(t.TempDir(), s.LeafID(), session.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	r, err := session.Load(f.File())
+	if err != nil || r.FileVersion() != session.CurrentVersion || len(r.Warnings()) != 0 {
+		t.Fatalf("%v: version %d, warnings %v", err, r.FileVersion(), r.Warnings())
+	}
+	want, _ := s.Context("")
+	got, _ := r.Context("")
+	if len(got.Messages) != 914 || !slices.Equal(texts(got.Messages), texts(want.Messages)) {
+		t.Errorf("fork shows %d messages, want the original's %d", len(got.Messages), len(want.Messages))
+	}
+	if after, _ := os.ReadFile(path); !bytes.Equal(after, before) {
+		t.Error("forking changed pi's file")
 	}
 }

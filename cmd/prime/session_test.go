@@ -225,6 +225,12 @@ func TestSessionForkCommand(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, filepath.Dir(path)) {
 		t.Errorf("exit %d: %s", code, stdout)
 	}
+	// A directory that cannot be made: the command fails and says where.
+	blocker := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(blocker, nil, 0o600)
+	if code, _, errOut := runPrime(t, nil, "session", "fork", path, "--dir", filepath.Join(blocker, "sub")); code != 1 || !strings.Contains(errOut, blocker) {
+		t.Errorf("fork into an impossible directory: exit %d, stderr %q", code, errOut)
+	}
 	for _, args := range [][]string{
 		{"session", "fork", path, "--leaf", "nope"},
 		{"session", "fork", path, "--id", "-bad id-"},
