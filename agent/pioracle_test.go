@@ -1,14 +1,10 @@
 package agent_test
 
 import (
-	"os"
-	"os/exec"
-	"strings"
 	"testing"
 
-	"github.com/go-json-experiment/json"
-
 	"github.com/prime-agent/prime/agent"
+	"github.com/prime-agent/prime/internal/pioracle"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/session"
 )
@@ -22,10 +18,7 @@ import (
 //
 //	PRIME_PIORACLE=$PWD/tools/pioracle/pioracle go test ./agent -run PiReads -v
 func TestPiReadsWhatPrimeWrites(t *testing.T) {
-	oracle := os.Getenv("PRIME_PIORACLE")
-	if oracle == "" {
-		t.Skip("PRIME_PIORACLE is not set")
-	}
+	pioracle.Path(t)
 	compactions, branches := 0, 0
 	for seed := uint64(1); seed <= 6; seed++ {
 		path, _ := genFile(t, seed)
@@ -38,7 +31,7 @@ func TestPiReadsWhatPrimeWrites(t *testing.T) {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
 		ag.Close()
-		pi := piContext(t, oracle, path, "")
+		pi := piContext(t, path, "")
 		comparePiContext(t, "after compaction", path, "", pi)
 		compactions++
 		if pi.Projected.Tokens != res.TokensAfter {
@@ -74,7 +67,7 @@ func TestPiReadsWhatPrimeWrites(t *testing.T) {
 		if nav.SummaryEntry == nil {
 			continue
 		}
-		comparePiContext(t, "after a branch summary", path, nav.LeafID, piContext(t, oracle, path, nav.LeafID))
+		comparePiContext(t, "after a branch summary", path, nav.LeafID, piContext(t, path, nav.LeafID))
 		branches++
 	}
 	t.Logf("compared %d compactions and %d branch summaries with pi", compactions, branches)
@@ -97,20 +90,14 @@ type piEstimate struct {
 	UsageTokens int `json:"usageTokens"`
 }
 
-func piContext(t *testing.T, oracle, path, leaf string) piContextAnswer {
+func piContext(t *testing.T, path, leaf string) piContextAnswer {
 	t.Helper()
 	args := []string{"context", path, "--pi", "1.6"}
 	if leaf != "" {
 		args = append(args, "--leaf", leaf)
 	}
-	out, err := exec.Command(oracle, args...).Output()
-	if err != nil {
-		t.Fatalf("pioracle %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
 	var a piContextAnswer
-	if err := json.Unmarshal(out, &a); err != nil || a.Error != "" {
-		t.Fatalf("pioracle answer %q: %v %s", out, err, a.Error)
-	}
+	pioracle.Ask(t, &a, args...)
 	return a
 }
 

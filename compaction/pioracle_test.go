@@ -20,6 +20,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/prime-agent/prime/internal/pifixtures"
+	"github.com/prime-agent/prime/internal/pioracle"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/session"
 	"github.com/prime-agent/prime/session/sessiongen"
@@ -106,7 +107,7 @@ type oracleRequest struct {
 // order. It skips the test when PRIME_PIORACLE is not set.
 func askOracle(t *testing.T, reqs []oracleRequest) []jsontext.Value {
 	t.Helper()
-	bin := oracleBinary(t)
+	bin := pioracle.Path(t)
 	var in bytes.Buffer
 	for _, r := range reqs {
 		b, err := json.Marshal(r)
@@ -134,23 +135,6 @@ func askOracle(t *testing.T, reqs []oracleRequest) []jsontext.Value {
 		t.Fatalf("pioracle batch: %d answers to %d requests\n%s", len(answers), len(reqs), stderr.Bytes())
 	}
 	return answers
-}
-
-// oracleBinary returns the oracle wrapper named by PRIME_PIORACLE, resolved
-// against the module root when relative, or skips the test.
-func oracleBinary(t *testing.T) string {
-	bin := os.Getenv("PRIME_PIORACLE")
-	if bin == "" {
-		t.Skip("PRIME_PIORACLE not set: not comparing with pi")
-	}
-	if !filepath.IsAbs(bin) {
-		root, err := filepath.Abs("..")
-		if err != nil {
-			t.Fatal(err)
-		}
-		bin = filepath.Join(root, bin)
-	}
-	return bin
 }
 
 // oracleFile is one session file of the comparison, loaded by Prime.
@@ -262,7 +246,7 @@ func oracleSessions(t *testing.T, dir string) []*oracleFile {
 // 1.6's on generated sessions and on pi's own files, and reports the
 // number of cases and of differences by category.
 func TestPiOracle(t *testing.T) {
-	oracleBinary(t)
+	pioracle.Path(t)
 	files := oracleSessions(t, t.TempDir())
 	if dir, ok := pifixtures.Dir(); ok {
 		for _, name := range []string{pifixtures.LargeSession, pifixtures.BeforeCompaction} {

@@ -1,15 +1,14 @@
 package session_test
 
 import (
-	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/prime-agent/prime/internal/pioracle"
 	"github.com/prime-agent/prime/session"
 	"github.com/prime-agent/prime/session/sessiongen"
 )
@@ -22,17 +21,7 @@ import (
 //
 //	PRIME_PIORACLE=$PWD/tools/pioracle/pioracle go test ./session -run PiOracle -v
 func TestForkPiOracle(t *testing.T) {
-	bin := os.Getenv("PRIME_PIORACLE")
-	if bin == "" {
-		t.Skip("PRIME_PIORACLE not set: not comparing with pi")
-	}
-	if !filepath.IsAbs(bin) {
-		root, err := filepath.Abs("..")
-		if err != nil {
-			t.Fatal(err)
-		}
-		bin = filepath.Join(root, bin)
-	}
+	pioracle.Path(t)
 	dir := t.TempDir()
 	cases := 0
 	for seed := range uint64(3) {
@@ -53,19 +42,10 @@ func TestForkPiOracle(t *testing.T) {
 			}
 		}
 		for _, leaf := range leaves {
-			cmd := exec.Command(bin, "fork", path, "--leaf", leaf.ID)
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			out, err := cmd.Output()
-			if err != nil {
-				t.Fatalf("pioracle fork: %v\n%s", err, stderr.Bytes())
-			}
 			var pi struct {
 				Lines []string `json:"lines"`
 			}
-			if err := json.Unmarshal(out, &pi); err != nil {
-				t.Fatal(err)
-			}
+			pioracle.Ask(t, &pi, "fork", path, "--leaf", leaf.ID)
 			f, err := s.Fork("", leaf.ID, session.Options{})
 			if err != nil {
 				t.Fatal(err)
