@@ -142,6 +142,34 @@ func TestForkDefersWrite(t *testing.T) {
 	}
 }
 
+// A fork larger than one write is written in runs of whole lines that
+// load back as the same session.
+func TestForkLarge(t *testing.T) {
+	s, err := session.Parse("big.jsonl", sessiongen.Bytes(sessiongen.Options{Entries: 400, Seed: 3, SizeScale: 40, BranchRate: -1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := s.ForkIn(t.TempDir(), s.LeafID(), session.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Flush()
+	f.Close()
+	fi, err := os.Stat(f.File())
+	if err != nil || fi.Size() < 8<<20 {
+		t.Fatalf("fork of %v bytes (%v), want more than one write", fi.Size(), err)
+	}
+	r, err := session.Load(f.File())
+	if err != nil || len(r.Warnings()) != 0 || r.Len() != f.Len() {
+		t.Fatalf("%v %v: %d entries, want %d", err, r.Warnings(), r.Len(), f.Len())
+	}
+	for i, e := range r.Entries() {
+		if !bytes.Equal(e.Raw(), f.Entries()[i].Raw()) {
+			t.Fatalf("entry %d differs on disk", i)
+		}
+	}
+}
+
 // Labels on the path are dropped and re-chained; a compaction that kept
 // from a dropped label keeps from the entry that followed it.
 func TestForkRechainsAroundLabels(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -58,8 +59,9 @@ type writer struct {
 
 // Create starts a new session that will be written to path. As in pi, the
 // file is created (mode 0600, directories 0700) when the first assistant
-// message is appended, with the header and every entry so far in one write;
-// [Session.Flush] creates it earlier. It is an error if path exists then or
+// message is appended, with the header and every entry so far in one write
+// (in runs of whole lines when they pass createChunk, as a fork of a long
+// conversation may); [Session.Flush] creates it earlier. It is an error if path exists then or
 // now. An empty path gives a session kept only in memory.
 func Create(path string, opts Options) (*Session, error) {
 	now := opts.Now
@@ -322,7 +324,8 @@ func (s *Session) Flush() error {
 }
 
 // create writes the header, the entries so far and extra (a line not yet
-// added) as a new file, in one write. It never overwrites a file.
+// added) as a new file (see writeLines). It never overwrites a file, and
+// removes what it made when a write fails.
 func (s *Session) create(extra []byte) error {
 	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
 		return fmt.Errorf("session: %w", err)
@@ -336,28 +339,64 @@ func (s *Session) create(extra []byte) error {
 		return fmt.Errorf("session: locking %s: %w", s.path, err)
 	}
 	defer unlockFile(f)
-	var buf []byte
-	buf = append(buf, s.header.raw...)
-	buf = append(buf, '\n')
+	lines := make([][]byte, 0, len(s.entries)+2)
+	lines = append(lines, s.header.raw)
 	for _, e := range s.entries {
-		buf = append(buf, e.raw...)
-		buf = append(buf, '\n')
+		lines = append(lines, e.raw)
 	}
 	if extra != nil {
-		buf = append(buf, extra...)
-		buf = append(buf, '\n')
+		lines = append(lines, extra)
 	}
-	if _, err := f.Write(buf); err != nil {
+	written, err := writeLines(f, lines)
+	if err != nil {
 		// Leave nothing half-made behind: the session stays pending.
 		f.Close()
 		os.Remove(s.path)
 		return fmt.Errorf("session: writing %s: %w", s.path, err)
 	}
 	s.w.f = f
-	s.w.size = int64(len(buf))
+	s.w.size = written
 	s.w.nl = true
 	s.w.pending = false
 	return nil
+}
+
+// createChunk is the most bytes create writes at once: a new session is
+// written in one write up to this size, and a larger one (a fork of a long
+// conversation) in runs of whole lines, so that it is never copied whole.
+const createChunk = 8 << 20
+
+// writeLines writes each line and a newline to w, in writes of whole lines
+// of about createChunk bytes, and returns the bytes written.
+func writeLines(w io.Writer, lines [][]byte) (int64, error) {
+	var total int64
+	buf := make([]byte, 0, min(createChunk, linesSize(lines)))
+	flush := func() error {
+		n, err := w.Write(buf)
+		total += int64(n)
+		buf = buf[:0]
+		return err
+	}
+	for _, l := range lines {
+		if len(buf) > 0 && len(buf)+len(l)+1 > createChunk {
+			if err := flush(); err != nil {
+				return total, err
+			}
+		}
+		buf = append(buf, l...)
+		buf = append(buf, '\n')
+	}
+	return total, flush()
+}
+
+// linesSize is the size of lines written one after the other, each with
+// a newline.
+func linesSize(lines [][]byte) int {
+	n := 0
+	for _, l := range lines {
+		n += len(l) + 1
+	}
+	return n
 }
 
 // readTail reads what other processes appended since the session last read
