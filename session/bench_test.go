@@ -227,3 +227,26 @@ func BenchmarkAppend(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFork forks a loaded session at its leaf into a new file: the
+// path, re-chained around its labels, written in runs of whole lines.
+func BenchmarkFork(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(sizeName(n), func(b *testing.B) {
+			s := loadBench(b, n)
+			dir := b.TempDir()
+			b.ReportAllocs()
+			for b.Loop() {
+				f, err := s.ForkIn(dir, s.LeafID(), session.Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := f.Flush(); err != nil {
+					b.Fatal(err)
+				}
+				f.Close()
+				os.Remove(f.File())
+			}
+		})
+	}
+}
