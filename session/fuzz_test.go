@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -139,4 +140,58 @@ func BenchmarkValidJSON(b *testing.B) {
 			}
 		})
 	}
+}
+
+// FuzzFork forks sessions read from arbitrary files at their last entries:
+// a fork never panics, and written out and read back it holds the path
+// without its label entries and shows the model what the original showed.
+func FuzzFork(f *testing.F) {
+	for _, seed := range []uint64{1, 2, 3} {
+		f.Add(sessiongen.Bytes(sessiongen.Options{Entries: 30, Seed: seed, SizeScale: 0.02, ImageRate: -1, HugeRate: -1, BranchRate: 0.3}))
+	}
+	f.Add([]byte(`{"type":"session","version":3,"id":"s"}` + "\n" +
+		`{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"user","content":"q"}}` + "\n" +
+		`{"type":"label","id":"l","parentId":"a","timestamp":"t","targetId":"a","label":"x"}` + "\n" +
+		`{"type":"compaction","id":"c","timestamp":"t","summary":"s","firstKeptEntryId":"l","parentId":"l"}` + "\n" +
+		`{"type":"message","id":"b","parentId":"c","timestamp":"t","message":{"role":"user","content":"r"}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := session.Parse("fuzz", data)
+		if err != nil {
+			return
+		}
+		for _, w := range s.Warnings() {
+			if w.Kind == session.WarnDuplicateID {
+				return // ids name different entries in the fork than in s
+			}
+		}
+		es := s.Entries()
+		for _, leaf := range es[max(0, len(es)-5):] {
+			if s.Entry(leaf.ID) != leaf {
+				continue // no id, or one a later entry took
+			}
+			fork, err := s.Fork("", leaf.ID, session.Options{CWD: "/fuzz"})
+			if err != nil {
+				t.Fatalf("fork at %s: %v", leaf.ID, err)
+			}
+			r, err := session.Parse("fork", fork.Bytes())
+			if err != nil {
+				t.Fatalf("fork at %s does not load: %v", leaf.ID, err)
+			}
+			var want []string
+			for _, e := range s.Path(leaf.ID) {
+				if e.Type != session.TypeLabel {
+					want = append(want, e.ID)
+				}
+			}
+			got := ids(r.LeafPath())
+			if len(got) < len(want) || !slices.Equal(got[:len(want)], want) {
+				t.Fatalf("fork at %s: path %v, want %v first", leaf.ID, got, want)
+			}
+			cw, errW := s.Context(leaf.ID)
+			cg, errG := r.Context("")
+			if (errW != nil) != (errG != nil) || !slices.Equal(texts(cg.Messages), texts(cw.Messages)) {
+				t.Fatalf("fork at %s: context %v (%v), want %v (%v)", leaf.ID, texts(cg.Messages), errG, texts(cw.Messages), errW)
+			}
+		}
+	})
 }
