@@ -497,12 +497,13 @@ func describe(e *session.Entry) string {
 
 // forkJSON is the output of prime session fork --json.
 type forkJSON struct {
-	File          string `json:"file"`
-	ID            string `json:"id"`
-	ParentSession string `json:"parentSession"`
-	LeafID        string `json:"leafId"`
-	Entries       int    `json:"entries"`
-	Labels        int    `json:"labels"`
+	File          string        `json:"file"`
+	ID            string        `json:"id"`
+	ParentSession string        `json:"parentSession"`
+	LeafID        string        `json:"leafId"`
+	Entries       int           `json:"entries"`
+	Labels        int           `json:"labels"`
+	Warnings      []warningJSON `json:"warnings"`
 }
 
 func runSessionFork(ctx context.Context, a *app, args []string) error {
@@ -544,7 +545,7 @@ func runSessionFork(ctx context.Context, a *app, args []string) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	out := forkJSON{File: f.File(), ID: f.Header().ID, ParentSession: f.Header().ParentSession, LeafID: f.LeafID(), Entries: f.Len(), Labels: len(f.Labels())}
+	out := forkJSON{File: f.File(), ID: f.Header().ID, ParentSession: f.Header().ParentSession, LeafID: f.LeafID(), Entries: f.Len(), Labels: len(f.Labels()), Warnings: warningsJSON(s)}
 	if *asJSON {
 		return writeJSON(a.stdout, out)
 	}

@@ -225,6 +225,16 @@ func TestSessionForkCommand(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, filepath.Dir(path)) {
 		t.Errorf("exit %d: %s", code, stdout)
 	}
+	// A malformed line is reported, with its number, and left behind.
+	damaged := filepath.Join(t.TempDir(), "damaged.jsonl")
+	lines := strings.SplitAfter(string(before), "\n")
+	os.WriteFile(damaged, []byte(lines[0]+lines[1]+"{not json\n"+strings.Join(lines[2:], "")), 0o600)
+	code, stdout, errOut = runPrime(t, nil, "session", "fork", damaged, "--dir", out, "--json")
+	var warned forkJSON
+	if err := json.Unmarshal([]byte(stdout), &warned); code != 0 || err != nil || len(warned.Warnings) != 1 || warned.Warnings[0].Line != 3 {
+		t.Errorf("fork of a damaged file: exit %d, %v, %+v %s", code, err, warned, errOut)
+	}
+
 	// A directory that cannot be made: the command fails and says where.
 	blocker := filepath.Join(t.TempDir(), "file")
 	os.WriteFile(blocker, nil, 0o600)
