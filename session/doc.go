@@ -172,7 +172,13 @@
 // A new session is written when its first assistant message is appended
 // (pi's rule): the header and every entry so far in one write, to a file
 // created exclusively (mode 0600, directories 0700), so there is never a
-// second header. [Session.Flush] writes it earlier.
+// second header; a very large one (a fork) in runs of whole lines.
+// [Session.Flush] writes it earlier.
+//
+// [Session.Fork] starts a new session from one conversation of a session:
+// the path to an entry, with label entries moved after it, every other
+// entry byte for byte, and the source recorded as the parent session
+// (pi's createBranchedSession; "prime session fork").
 //
 // Sessions live in ~/.prime/agent/sessions/--<cwd encoded>--/ (the agent
 // directory moves with PRIME_CODING_AGENT_DIR; see [AgentDir],
