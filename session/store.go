@@ -60,8 +60,8 @@ type writer struct {
 // Create starts a new session that will be written to path. As in pi, the
 // file is created (mode 0600, directories 0700) when the first assistant
 // message is appended, with the header and every entry so far in one write
-// (in runs of whole lines when they pass createChunk, as a fork of a long
-// conversation may); [Session.Flush] creates it earlier. It is an error if path exists then or
+// (in runs of whole lines of up to 8 MB when they are larger, as a fork of
+// a long conversation may be); [Session.Flush] creates it earlier. It is an error if path exists then or
 // now. An empty path gives a session kept only in memory.
 func Create(path string, opts Options) (*Session, error) {
 	now := opts.Now
