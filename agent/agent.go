@@ -165,7 +165,7 @@ func (a *Agent) hooks(leaf string, events ...string) *hook.Runner {
 	}
 	for _, rep := range r.Skipped() {
 		if slices.Contains(events, rep.Event) || rep.Skip == hook.SkipUnknownEvent {
-			a.emit(Event{Kind: EventHookReport, HookEvent: rep.Event, HookReport: &rep})
+			a.emit(&Progress{Kind: ProgressHookReport, HookEvent: rep.Event, HookReport: &rep})
 		}
 	}
 	file := a.s.File()
@@ -185,14 +185,14 @@ func (a *Agent) hooks(leaf string, events ...string) *hook.Runner {
 // about to run, when there are any.
 func (a *Agent) hookStart(r *hook.Runner, event string) {
 	if names := r.Handlers(event); len(names) > 0 {
-		a.emit(Event{Kind: EventHooks, HookEvent: event, Handlers: names})
+		a.emit(&Progress{Kind: ProgressHooks, HookEvent: event, Handlers: names})
 	}
 }
 
 // hookReports passes a dispatch's reports on as EventHookReport events.
 func (a *Agent) hookReports(reports []hook.Report) {
 	for i := range reports {
-		a.emit(Event{Kind: EventHookReport, HookEvent: reports[i].Event, HookReport: &reports[i]})
+		a.emit(&Progress{Kind: ProgressHookReport, HookEvent: reports[i].Event, HookReport: &reports[i]})
 	}
 }
 
@@ -267,7 +267,7 @@ func (a *Agent) models(op Op) (*registry.Registry, error) {
 		BaseDelay: time.Duration(rs.BaseDelayMs) * time.Millisecond,
 		MaxDelay:  time.Duration(rs.MaxDelayMs) * time.Millisecond,
 		OnRetry: func(attempt int, delay time.Duration, err error) {
-			a.emit(Event{Kind: EventRetry, Op: op, Attempt: attempt, Delay: delay, Err: err})
+			a.emit(&Progress{Kind: ProgressRetry, Op: op, Attempt: attempt, Delay: delay, Err: err})
 		},
 	}
 	if rs.Enabled {
@@ -402,16 +402,16 @@ func provider(ctx context.Context, reg *registry.Registry, sum *Summarizer) (llm
 // progress turns the summarizer's progress reports into events.
 func (a *Agent) progress(op Op) func(compaction.Progress) {
 	return func(p compaction.Progress) {
-		e := Event{Op: op, Phase: p.Phase, Part: p.Part, Attempt: p.Attempt, Err: p.Err}
+		e := &Progress{Op: op, Phase: p.Phase, Part: p.Part, Attempt: p.Attempt, Err: p.Err}
 		switch p.Kind {
 		case compaction.ProgressRequest:
-			e.Kind = EventRequest
+			e.Kind = ProgressRequest
 		case compaction.ProgressText:
-			e.Kind, e.Delta = EventText, p.Delta
+			e.Kind, e.Delta = ProgressText, p.Delta
 		case compaction.ProgressRetry:
-			e.Kind = EventOverflowRetry
+			e.Kind = ProgressOverflowRetry
 		case compaction.ProgressFallback:
-			e.Kind, e.Message = EventFallback, p.Reason
+			e.Kind, e.Message = ProgressFallback, p.Reason
 		default:
 			return
 		}

@@ -51,8 +51,14 @@ type CompactionPlan struct {
 	// Threshold is the context size above which automatic compaction
 	// starts: ContextWindow less reserveTokens.
 	Threshold int
+	// WillRetry says the reply that overflowed the context is sent again
+	// once the compaction is written (an overflow recovery).
+	WillRetry bool
 
 	reg *registry.Registry
+	// announced is set when CompactionStart was emitted before the plan
+	// was made (a manual compaction, as pi announces it).
+	announced bool
 }
 
 // CompactionResult is a compaction made and written.
@@ -173,20 +179,29 @@ func (a *Agent) RunCompaction(ctx context.Context, plan *CompactionPlan) (res *C
 		a.compactFailed(ctx, hooks, plan, err, false)
 		return nil, err
 	}
-	a.emit(Event{Kind: EventStart, Op: OpCompaction, Reason: plan.Reason, Summarizer: plan.Summarizer.Ref})
+	if !plan.announced {
+		a.emit(CompactionStart{Reason: plan.Reason, Summarizer: plan.Summarizer.Ref})
+	}
 	fromHook := false
 	defer func() {
 		err = cancelled(ctx, OpCompaction, err)
 		if err != nil && res == nil {
 			a.compactFailed(ctx, hooks, plan, err, fromHook)
 		}
-		a.emit(Event{Kind: EventEnd, Op: OpCompaction, Reason: plan.Reason, Err: err, Aborted: isCancelled(err)})
+		end := CompactionEnd{Reason: plan.Reason, Result: res, Aborted: isCancelled(err), Err: err}
+		if res != nil {
+			end.WillRetry = plan.WillRetry
+		}
+		if end.Aborted {
+			end.Err = nil
+		}
+		a.emit(end)
 	}()
 
 	a.hookStart(hooks, hook.EventBeforeCompact)
 	d, err := hooks.BeforeCompact(ctx, &hook.BeforeCompactEvent{
 		Preparation: plan.Preparation, BranchEntries: plan.Path, CustomInstructions: plan.Instructions,
-		Reason: hook.Reason(plan.Reason), WillRetry: plan.Reason == ReasonOverflow,
+		Reason: hook.Reason(plan.Reason), WillRetry: plan.WillRetry,
 	})
 	if d != nil {
 		a.hookReports(d.Reports)
@@ -239,7 +254,7 @@ func (a *Agent) RunCompaction(ctx context.Context, plan *CompactionPlan) (res *C
 	defer cancel()
 	a.hookStart(hooks, hook.EventCompact)
 	a.hookReports(hooks.Compact(nctx, &hook.CompactEvent{
-		CompactionEntry: entry, FromExtension: fromHook, Reason: hook.Reason(plan.Reason), WillRetry: plan.Reason == ReasonOverflow,
+		CompactionEntry: entry, FromExtension: fromHook, Reason: hook.Reason(plan.Reason), WillRetry: plan.WillRetry,
 	}))
 	return res, err
 }
@@ -256,6 +271,6 @@ func (a *Agent) compactFailed(ctx context.Context, hooks *hook.Runner, plan *Com
 	a.hookStart(hooks, hook.EventCompactFailed)
 	a.hookReports(hooks.CompactFailed(nctx, &hook.CompactFailedEvent{
 		Reason: hook.Reason(plan.Reason), ErrorMessage: err.Error(), Aborted: isCancelled(err),
-		WillRetry: plan.Reason == ReasonOverflow, FromExtension: fromHook,
+		WillRetry: plan.WillRetry, FromExtension: fromHook,
 	}))
 }

@@ -317,13 +317,17 @@ func (a *Agent) land(ctx context.Context, plan *NavigationPlan, res *NavigationR
 	return nil
 }
 
-// summarizeBranch writes the summary of the branch being left, between an
-// EventStart and an EventEnd.
+// summarizeBranch writes the summary of the branch being left, between a
+// BranchSummaryStart and a BranchSummaryEnd.
 func (a *Agent) summarizeBranch(ctx context.Context, plan *NavigationPlan, res *NavigationResult, p llm.Provider, model llm.Model) (out *compaction.BranchResult, err error) {
-	a.emit(Event{Kind: EventStart, Op: OpBranchSummary, Summarizer: plan.Summarizer.Ref})
+	a.emit(BranchSummaryStart{Summarizer: plan.Summarizer.Ref})
 	defer func() {
 		err = cancelled(ctx, OpBranchSummary, err)
-		a.emit(Event{Kind: EventEnd, Op: OpBranchSummary, Err: err, Aborted: isCancelled(err)})
+		end := BranchSummaryEnd{Err: err, Aborted: isCancelled(err)}
+		if end.Aborted {
+			end.Err = nil
+		}
+		a.emit(end)
 	}()
 	return compaction.SummarizeBranch(ctx, plan.Preparation, compaction.Options{
 		Provider: p, Model: model, ThinkingLevel: plan.ThinkingLevel,

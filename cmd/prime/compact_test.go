@@ -464,14 +464,14 @@ func TestCompactBinary(t *testing.T) {
 // plain lines and as a terminal's redrawn status line.
 func TestProgress(t *testing.T) {
 	evs := []agent.Event{
-		{Kind: agent.EventStart, Op: agent.OpCompaction, Summarizer: "fake/m"},
-		{Kind: agent.EventRequest, Phase: compaction.PhaseHistory, Part: 1},
-		{Kind: agent.EventText, Delta: "## Goal"},
-		{Kind: agent.EventRetry, Attempt: 1, Delay: 2 * time.Second, Err: errors.New("overloaded")},
-		{Kind: agent.EventOverflowRetry, Attempt: 1},
-		{Kind: agent.EventRequest, Phase: compaction.PhaseHistory, Part: 2, Attempt: 1},
-		{Kind: agent.EventFallback, Phase: compaction.PhaseHistory, Message: "the model failed"},
-		{Kind: agent.EventEnd, Op: agent.OpCompaction},
+		agent.CompactionStart{Summarizer: "fake/m"},
+		&agent.Progress{Kind: agent.ProgressRequest, Phase: compaction.PhaseHistory, Part: 1},
+		&agent.Progress{Kind: agent.ProgressText, Delta: "## Goal"},
+		&agent.Progress{Kind: agent.ProgressRetry, Attempt: 1, Delay: 2 * time.Second, Err: errors.New("overloaded")},
+		&agent.Progress{Kind: agent.ProgressOverflowRetry, Attempt: 1},
+		&agent.Progress{Kind: agent.ProgressRequest, Phase: compaction.PhaseHistory, Part: 2, Attempt: 1},
+		&agent.Progress{Kind: agent.ProgressFallback, Phase: compaction.PhaseHistory, Message: "the model failed"},
+		agent.CompactionEnd{},
 	}
 	for _, tty := range []bool{false, true} {
 		var out syncBuffer
@@ -480,7 +480,7 @@ func TestProgress(t *testing.T) {
 			p.event(e)
 		}
 		p.close()
-		p.event(agent.Event{Kind: agent.EventStart}) // after close: ignored
+		p.event(agent.CompactionStart{}) // after close: ignored
 		got := out.String()
 		for _, want := range []string{"compaction by fake/m", "summarizing the history, part 2, smaller retry 1",
 			"retrying in 2s (retry 1)", "sending a smaller one", "no model summary: the model failed; building it by code"} {
