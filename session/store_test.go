@@ -463,9 +463,10 @@ func TestDeepPath(t *testing.T) {
 	}
 }
 
-// Scenario 160 and pi bug §10.1 #2: the file appears only with the first
-// assistant message, with one header and no duplicate entries, also when a
-// session without an assistant message is reopened and appended to.
+// Scenario 160 (pi 1.6's rule) and pi bug §10.1 #2: setup entries stay in
+// memory and the file appears with the first user message, with one header
+// and no duplicate entries, also when a session without an assistant
+// message is reopened and appended to.
 func TestDeferredFirstWrite(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "s.jsonl")
@@ -473,12 +474,15 @@ func TestDeferredFirstWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Append(user("q"))
+	s.Append(&session.ModelChangeEntry{Provider: "p", ModelID: "m"})
 	s.Append(&session.CustomEntry{CustomType: "c"})
 	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
-		t.Fatal("file written before the first assistant message")
+		t.Fatal("file written before the conversation started")
 	}
-	s.Append(assistant("a"))
+	s.Append(user("q"))
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("file not written with the first user message: %v", err)
+	}
 	s.Append(user("q2"))
 	s.Close()
 	check := func(want int) {
