@@ -53,7 +53,9 @@ const (
 	// (Attempt counts retries from 1; Err says what failed).
 	EventRetry
 	// EventOverflowRetry: the request did not fit the model's context
-	// window; a smaller one follows (Err is the provider's answer).
+	// window, or the context filled before the summary was finished
+	// (compaction.ErrContextFilled); a smaller one follows (Err is the
+	// provider's answer).
 	EventOverflowRetry
 	// EventFallback: no model can write the summary; code builds it
 	// (Message says why, Err holds the model's failure if one failed).

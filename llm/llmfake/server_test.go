@@ -66,10 +66,8 @@ func TestWindowCounts(t *testing.T) {
 			if r == 0 {
 				r = 1
 			}
-			// The system prompt and the message joined by a newline, and
-			// the template of two messages (on Anthropic's wire the system
-			// prompt counts as one).
-			wantIn := int(math.Ceil(r*float64(len("Summarize.")+1+4000)/4)) + 8
+			// The system prompt and the message, each with its template.
+			wantIn := int(math.Ceil(r*float64(len("Summarize."))/4)) + int(math.Ceil(r*4000/4)) + 8
 			if msg.Usage.Input+msg.Usage.CacheRead != wantIn || msg.Usage.Output != int(math.Ceil(r*50)) || w.PromptTokens(srv.LastRequest()) != wantIn {
 				t.Errorf("%s at %v: usage %+v, want input %d output %d", api, ratio, msg.Usage, wantIn, int(math.Ceil(r*50)))
 			}

@@ -13,9 +13,10 @@ import (
 // every request and answer inside the window, as the server its flavour
 // imitates does:
 //
-//   - The prompt's size is the chars/4 estimate of all its text (system
-//     prompt, messages, tool definitions) times Ratio, plus 4 tokens per
-//     message for the chat template. Answers are counted the same way.
+//   - The prompt's size is the chars/4 estimate of each of its texts (the
+//     system prompt, every message, the tool definitions) times Ratio,
+//     plus 4 tokens per message for the chat template. Answers are counted
+//     the same way.
 //   - llama.cpp (FlavorLlamaCpp) refuses a prompt of Size tokens or more,
 //     whatever max_tokens says, with its exceed_context_size_error body
 //     (n_prompt_tokens, n_ctx). It takes any smaller prompt and generates
@@ -60,9 +61,14 @@ func (w Window) Tokens(text string) int {
 // PromptTokens is the size of a request's prompt as the simulated server
 // counts it (see [Window]).
 func (w Window) PromptTokens(r *Request) int {
-	n := w.Tokens(r.Text()) + templateTokens*len(r.Messages())
-	if r.api == llm.APIAnthropicMessages && r.System() != "" {
-		n += templateTokens // the system prompt is not one of the messages there
+	n := 0
+	if system := r.System(); system != "" {
+		n += w.Tokens(system) + templateTokens
+	}
+	for _, m := range r.Messages() {
+		if m["role"] != "system" && m["role"] != "developer" {
+			n += w.Tokens(textOf(m["content"])) + templateTokens
+		}
 	}
 	if tools, ok := r.JSON["tools"]; ok {
 		n += w.Tokens(string(marshal(tools)))
