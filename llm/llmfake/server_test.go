@@ -6,8 +6,12 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/go-json-experiment/json"
 
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/llm/llmfake"
@@ -156,5 +160,28 @@ func TestLlamaCppKeepAlive(t *testing.T) {
 	srv.Reply(llmfake.Text("hi"))
 	if msg, err := llm.Complete(t.Context(), srv.Provider(), ask(srv, 10, 0)); err != nil || msg.Text() != "hi" {
 		t.Errorf("%v %v", msg, err)
+	}
+}
+
+// TestScriptedLlamaCppSizes: a script file can give llama.cpp's error body
+// its n_prompt_tokens and n_ctx, and a reply writes back what it read.
+func TestScriptedLlamaCppSizes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "script.json")
+	os.WriteFile(path, []byte(`{"replies": [{"status": 400, "errorType": "exceed_context_size_error",
+		"errorMessage": "the prompt does not fit", "promptTokens": 20494, "contextTokens": 8192}]}`), 0o600)
+	sc, err := llmfake.ReadScript(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := json.Marshal(sc.Replies[0]); err != nil || !strings.Contains(string(b), `"promptTokens":20494,"contextTokens":8192`) {
+		t.Errorf("%s, %v", b, err)
+	}
+	srv := llmfake.NewServer(llm.APIOpenAICompletions, llmfake.FlavorLlamaCpp)
+	defer srv.Close()
+	srv.Play(sc)
+	_, err = llm.Complete(t.Context(), srv.Provider(), ask(srv, 10, 0))
+	var e *llm.APIError
+	if !errors.As(err, &e) || !errors.Is(err, llm.ErrContextOverflow) || e.PromptTokens != 20494 || e.ContextTokens != 8192 {
+		t.Errorf("err = %v (%+v)", err, e)
 	}
 }
