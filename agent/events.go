@@ -208,7 +208,9 @@ const (
 	// Delay (Attempt counts retries from 1; Err says what failed).
 	ProgressRetry
 	// ProgressOverflowRetry: the request did not fit the model's context
-	// window; a smaller one follows (Err is the provider's answer).
+	// window, or the context filled before the summary was finished
+	// (compaction.ErrContextFilled); a smaller one follows (Err is the
+	// provider's answer).
 	ProgressOverflowRetry
 	// ProgressFallback: no model can write the summary; code builds it
 	// (Message says why, Err holds the model's failure if one failed).

@@ -119,9 +119,12 @@
 // for every kind of request (a branch uses branchSummary.reserveTokens). The
 // reasoning option is the session's thinking level when the model reasons
 // and the level is not off. Requests ask the provider not to cache. An
-// answer stopped at the output limit is rejected, as is an empty one; the
-// usage of every answer, failed ones included, is summed into the entry's
-// usage.
+// answer stopped at the output limit is rejected, as is an empty one; a
+// "length" stop with fewer output tokens than the limit is a context that
+// filled up while the model wrote ([llm.LengthStopOverflow]; llama.cpp's
+// server does that), retried smaller as an overflow is, and reported as
+// [ErrContextFilled] if it persists. The usage of every answer, failed ones
+// included, is summed into the entry's usage.
 //
 // # The request projection
 //
@@ -176,14 +179,33 @@
 // bounded head and tail.
 //
 // If the provider still answers with a context overflow, at most two
-// smaller retries follow: retry r drops the r oldest rounds while another
-// remains, keeps 1 and then 0 tool bodies, and bounds the transcript to
-// (4−r)/4 of the budget (head and tail, half each), since the estimate
-// proved too low.
+// smaller retries follow. When the answer says nothing of sizes, retry r
+// drops the r oldest rounds while another remains, keeps 1 and then 0 tool
+// bodies, and bounds the transcript to (4−r)/4 of the budget (head and
+// tail, half each), since the estimate proved too low (the spec's ladder).
 //
-// When the model cannot do it — overflow after the retries, an answer cut
-// off at the output limit, an empty answer, or any error left after the
-// provider's own retries — or there is no model, the deterministic
+// The summarizer learns how the server counts, and sizes every later
+// request of the same compaction or branch summary (retries, further parts
+// of a folded span, the turn prefix after the history) with it. The usage
+// of each reply, and the request size of a refusal that gives it (llama.cpp's
+// n_prompt_tokens; OpenAI's, vLLM's, OpenRouter's, Anthropic's texts), give
+// the ratio of the server's tokens to the chars/4 estimate of what was sent;
+// the highest seen, plus 10 %, divides the window less the output reserve
+// (never below 1: a sparser tokenizer than chars/4 leaves the estimate
+// alone). A refusal's window (n_ctx, "maximum context length is N"), or the
+// input and output of a context that filled, replaces a larger window the
+// model was said to have; the output limit then takes at most a quarter of
+// it. A retry after such an answer is fitted again to the smaller budget
+// rather than stepped down the ladder: it keeps the oldest rounds, and the
+// ones that no longer fit go to the next part, so nothing is dropped. With
+// a tokenizer far from chars/4 a job thus overflows once, on its first
+// request, instead of on every part. None of this touches the cut
+// decisions of [Prepare], which count chars/4 as pi does.
+//
+// When the model cannot do it — overflow after the retries (or a context
+// still filling up), an answer cut off at the output limit, an empty
+// answer, or any error left after the provider's own retries — or there is
+// no model, the deterministic
 // summarizer writes the summary from the summary so far and the messages not
 // yet summarized. It never takes over after a cancellation, nor when the
 // provider refuses the credentials (401, 403: errors.Is(err, llm.ErrAuth)):

@@ -474,8 +474,14 @@ func (p *progress) progress(e *agent.Progress) {
 	case agent.ProgressRetry:
 		p.line(fmt.Sprintf("the provider failed (%v); retrying in %s (retry %d)", e.Err, e.Delay.Round(100*time.Millisecond), e.Attempt))
 	case agent.ProgressOverflowRetry:
-		p.line("the request did not fit the model's context window; sending a smaller one")
+		p.flushChars() // the failed answer's count comes before what follows it
+		if errors.Is(e.Err, compaction.ErrContextFilled) {
+			p.line("the model's context window filled up before the summary was finished; sending a smaller request")
+		} else {
+			p.line("the request did not fit the model's context window; sending a smaller one")
+		}
 	case agent.ProgressFallback:
+		p.flushChars()
 		if e.Phase != compaction.PhaseDeterministic { // offline: the start said so
 			p.line("no model summary: " + e.Message + "; building it by code")
 		}

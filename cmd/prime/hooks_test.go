@@ -68,7 +68,7 @@ func newHookSetup(t *testing.T, srv *llmtest.Server) *hookSetup {
 		t.Fatal(err)
 	}
 	if srv != nil {
-		if err := writeFakeModels(filepath.Join(h.agentDir, "models.json"), srv.API(), srv.Model().BaseURL); err != nil {
+		if err := writeFakeModels(filepath.Join(h.agentDir, "models.json"), srv.API(), srv.Model().BaseURL, 0); err != nil {
 			t.Fatal(err)
 		}
 	}
