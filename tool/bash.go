@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -31,7 +32,7 @@ func (t *bashTool) Spec() Spec {
 			"written, the whole output is saved to a file whose name is given. A timeout in seconds can be set.",
 			MaxLines, FormatSize(MaxBytes)),
 		Parameters: jsontext.Value(bashSchema),
-		Snippet:    "Run shell commands (build, test, git, ls, rg, find...)",
+		Snippet:    "Run shell commands: builds, tests, git, and whatever else the shell can do",
 	}
 }
 
@@ -300,9 +301,9 @@ func (r *bashRun) result(ctx context.Context, waitErr error, timedOut bool, time
 }
 
 // joinBlock appends a status block after a blank line (none when text is
-// empty).
+// empty); the text's own final newline does not add another.
 func joinBlock(text, block string) string {
-	if text == "" {
+	if text = strings.TrimSuffix(text, "\n"); text == "" {
 		return block
 	}
 	return text + "\n\n" + block

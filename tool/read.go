@@ -241,6 +241,7 @@ type selection struct {
 	cutBy          string   // "lines" or "bytes" when not every selected line was kept
 	keptBytes      int      // size of the lines kept, newlines between them included
 	trailingEmpty  bool     // the selection ends with the empty piece after a final newline
+	endsInNewline  bool     // the file's last piece is empty
 }
 
 // selectLines reads r and keeps lines [start, end) (end < 0: to the end)
@@ -252,6 +253,7 @@ func selectLines(ctx context.Context, r io.Reader, start, end int) (*selection, 
 	br := bufio.NewReaderSize(r, 64*1024)
 	var cur []byte // the current selected line, while it may still fit
 	curBytes := 0
+	pieceBytes := 0 // size of the current line, selected or not
 	keeping := true // no line has been cut yet
 	line := 0
 	for chunks := 0; ; chunks++ {
@@ -271,6 +273,7 @@ func selectLines(ctx context.Context, r io.Reader, start, end int) (*selection, 
 			text = chunk[:len(chunk)-1]
 		}
 		selected := line >= start && (end < 0 || line < end)
+		pieceBytes += len(text)
 		if selected {
 			if keeping && curBytes <= MaxBytes {
 				cur = append(cur, text[:min(len(text), MaxBytes+1-curBytes)]...)
@@ -311,8 +314,10 @@ func selectLines(ctx context.Context, r io.Reader, start, end int) (*selection, 
 		}
 		if atEOF {
 			s.total = line + 1
+			s.endsInNewline = pieceBytes == 0 && line > 0
 			return s, nil
 		}
+		pieceBytes = 0
 		line++
 	}
 }
@@ -337,7 +342,9 @@ func (s *selection) result(path string, start, end int) Result {
 	case s.cutBy == "bytes":
 		text += fmt.Sprintf("\n\n[Lines %d-%d of %d shown: a read returns at most %s. Read on with offset=%d.]",
 			first, last, s.total, FormatSize(MaxBytes), last+1)
-	case end >= 0 && end < s.total:
+	case end >= 0 && end < s.total && !(s.endsInNewline && end == s.total-1):
+		// (Only the empty piece after the final newline is left: nothing
+		// worth reading on for.)
 		left := s.total - end
 		text += fmt.Sprintf("\n\n[%d more %s after line %d. Read on with offset=%d.]",
 			left, plural(left, "line", "lines"), end, end+1)

@@ -15,7 +15,7 @@ func TestMatch(t *testing.T) {
 		{"*.go", Options{}, "main.go", true},
 		{"*.go", Options{}, "main.gox", false},
 		{"*.go", Options{}, "dir/main.go", false}, // * never crosses /
-		{"*", Options{}, ".hidden", true},        // * matches a leading dot
+		{"*", Options{}, ".hidden", true},         // * matches a leading dot
 		{"?.go", Options{}, "a.go", true},
 		{"?.go", Options{}, "ab.go", false},
 		{"?", Options{}, "é", true}, // ? is one character, not one byte
@@ -58,7 +58,7 @@ func TestMatch(t *testing.T) {
 		{"*.{ts,tsx}", Options{}, "a.{ts,tsx}", true},
 		{"{src,lib}/**/*.go", Options{Braces: true}, "lib/x/y.go", true},
 		{"{a,{b,c}}d", Options{Braces: true}, "cd", true},
-		{"{a}", Options{Braces: true}, "{a}", true}, // no comma: literal
+		{"{a}", Options{Braces: true}, "{a}", true},   // no comma: literal
 		{"{a,b", Options{Braces: true}, "{a,b", true}, // unclosed: literal
 		{`\{a,b}`, Options{Braces: true}, "{a,b}", true},
 		{"README*", Options{FoldCase: true}, "readme.md", true},
