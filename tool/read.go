@@ -335,13 +335,15 @@ func (s *selection) result(path string, start, end int) Result {
 	}
 	text := strings.Join(s.lines, "\n")
 	last := start + len(s.lines)
+	shown := fmt.Sprintf("Lines %d-%d of %d shown", first, last, s.total)
+	if first == last {
+		shown = fmt.Sprintf("Line %d of %d shown", first, s.total)
+	}
 	switch {
 	case s.cutBy == "lines":
-		text += fmt.Sprintf("\n\n[Lines %d-%d of %d shown: a read returns at most %d lines. Read on with offset=%d.]",
-			first, last, s.total, MaxLines, last+1)
+		text += fmt.Sprintf("\n\n[%s: a read returns at most %d lines. Read on with offset=%d.]", shown, MaxLines, last+1)
 	case s.cutBy == "bytes":
-		text += fmt.Sprintf("\n\n[Lines %d-%d of %d shown: a read returns at most %s. Read on with offset=%d.]",
-			first, last, s.total, FormatSize(MaxBytes), last+1)
+		text += fmt.Sprintf("\n\n[%s: a read returns at most %s. Read on with offset=%d.]", shown, FormatSize(MaxBytes), last+1)
 	case end >= 0 && end < s.total && !(s.endsInNewline && end == s.total-1):
 		// (Only the empty piece after the final newline is left: nothing
 		// worth reading on for.)
