@@ -72,9 +72,9 @@ func (t *bashTool) Run(ctx context.Context, call Call) (Result, error) {
 		s := *a.Timeout
 		switch {
 		case math.IsNaN(s) || s <= 0:
-			return Result{}, fmt.Errorf("timeout must be a positive number of seconds, not %v", s)
+			return Result{}, fmt.Errorf("timeout must be a positive number of seconds, not %s", formatSeconds(s))
 		case s > maxTimeout:
-			return Result{}, fmt.Errorf("timeout must be at most %v seconds, not %v", maxTimeout, s)
+			return Result{}, fmt.Errorf("timeout must be at most %s seconds, not %s", formatSeconds(maxTimeout), formatSeconds(s))
 		}
 		timeout = time.Duration(s * float64(time.Second))
 	}
@@ -277,7 +277,7 @@ func (r *bashRun) result(ctx context.Context, waitErr error, timedOut bool, time
 		return Result{}, &abortedError{joinBlock(text, "The command was aborted."), err}
 	}
 	if timedOut {
-		status := fmt.Sprintf("The command timed out after %s seconds and was killed.", strconv.FormatFloat(*timeoutArg, 'f', -1, 64))
+		status := fmt.Sprintf("The command timed out after %s seconds and was killed.", formatSeconds(*timeoutArg))
 		if exitedAfter > 0 && exitedAfter < timeout {
 			if code, ok := exitCode(waitErr); ok {
 				status += fmt.Sprintf(" The shell itself had exited with code %d after %.1f seconds, but processes it "+
@@ -299,6 +299,8 @@ func (r *bashRun) result(ctx context.Context, waitErr error, timedOut bool, time
 	}
 	return Result{Content: []llm.Content{llm.Text{Text: text}}, Details: r.details(t, &code)}, nil
 }
+
+func formatSeconds(s float64) string { return strconv.FormatFloat(s, 'f', -1, 64) }
 
 // joinBlock appends a status block after a blank line (none when text is
 // empty); the text's own final newline does not add another.
