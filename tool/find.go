@@ -64,6 +64,9 @@ func (t *findTool) Run(ctx context.Context, call Call) (Result, error) {
 		pattern = pattern[2:]
 	}
 	absolute := filepath.IsAbs(pattern)
+	if absolute {
+		pattern = strings.TrimLeft(filepath.ToSlash(pattern), "/")
+	}
 	byPath := strings.Contains(pattern, "/")
 	p, err := glob.Compile(pattern, glob.Options{Braces: true, FoldCase: pattern == strings.ToLower(pattern)})
 	if err != nil {
@@ -132,6 +135,7 @@ func searchDir(env Env, path *string) (string, error) {
 // the limit, the noun, and twice the limit.
 func listResult[D any](lines []string, more bool, limit int, fill func(*D, *Truncation), limitNotice, one, many string) Result {
 	text, t := TruncateHead(strings.Join(lines, "\n"), math.MaxInt, MaxBytes)
+	t.MaxLines = 0 // the count limit bounds the lines
 	var notices []string
 	if more {
 		notices = append(notices, fmt.Sprintf(limitNotice, limit, plural(limit, one, many), 2*limit))

@@ -407,6 +407,7 @@ func (s *grepSearch) result() Result {
 	}
 	text, t := TruncateHead(strings.Join(s.lines, "\n"), math.MaxInt, MaxBytes)
 	t.TotalLines, t.TotalBytes = s.lineCount, s.outBytes-1
+	t.MaxLines = 0 // the match limit bounds the lines
 	var d grepDetails
 	var notices []string
 	if s.more {

@@ -135,3 +135,16 @@ func (tr *transcript) add(label string, res Result, err error) {
 }
 
 func (tr *transcript) String() string { return tr.b.String() }
+
+// llmText builds text content for tests that shorten a result.
+type llmText struct{ text string }
+
+type llmTexts []llmText
+
+func (ts llmTexts) content() []llm.Content {
+	out := make([]llm.Content, len(ts))
+	for i, t := range ts {
+		out[i] = llm.Text{Text: t.text}
+	}
+	return out
+}

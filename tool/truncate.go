@@ -35,8 +35,10 @@ type Truncation struct {
 	// FirstLineExceedsLimit is set by head truncation when the first line
 	// alone is over the byte limit, so nothing is kept.
 	FirstLineExceedsLimit bool `json:"firstLineExceedsLimit,omitzero"`
-	MaxLines              int  `json:"maxLines"`
-	MaxBytes              int  `json:"maxBytes"`
+	// MaxLines and MaxBytes are the limits applied; MaxLines is 0 for
+	// grep, find and ls, whose count limits bound the lines.
+	MaxLines int `json:"maxLines"`
+	MaxBytes int `json:"maxBytes"`
 }
 
 // countLines counts lines as the truncation limits do: the pieces between
