@@ -43,6 +43,15 @@ func splitLines(text string) []string {
 // diffLines returns a shortest edit script from a to b (Myers' algorithm,
 // after the common head and tail are taken off), within maxDiffCost.
 func diffLines(a, b []string) []diffOp {
+	pre := 0
+	for pre < len(a) && pre < len(b) && a[pre] == b[pre] {
+		pre++
+	}
+	suf := 0
+	for suf < len(a)-pre && suf < len(b)-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
+		suf++
+	}
+	// Lines are compared as numbers in the search: one per distinct text.
 	ids := map[string]int32{}
 	intern := func(lines []string) []int32 {
 		out := make([]int32, len(lines))
@@ -56,24 +65,16 @@ func diffLines(a, b []string) []diffOp {
 		}
 		return out
 	}
-	x, y := intern(a), intern(b)
-	pre := 0
-	for pre < len(x) && pre < len(y) && x[pre] == y[pre] {
-		pre++
-	}
-	suf := 0
-	for suf < len(x)-pre && suf < len(y)-pre && x[len(x)-1-suf] == y[len(y)-1-suf] {
-		suf++
-	}
-	var ops []diffOp
+	x, y := intern(a[pre:len(a)-suf]), intern(b[pre:len(b)-suf])
+	ops := make([]diffOp, 0, len(a)+len(b)-pre-suf)
 	for i := range pre {
 		ops = append(ops, diffOp{' ', i, i})
 	}
-	for _, op := range myers(x[pre:len(x)-suf], y[pre:len(y)-suf]) {
+	for _, op := range myers(x, y) {
 		ops = append(ops, diffOp{op.kind, op.a + pre, op.b + pre})
 	}
 	for i := range suf {
-		ops = append(ops, diffOp{' ', len(x) - suf + i, len(y) - suf + i})
+		ops = append(ops, diffOp{' ', len(a) - suf + i, len(b) - suf + i})
 	}
 	return ops
 }

@@ -183,6 +183,7 @@ type grepSearch struct {
 	lines     []string // output lines, kept while within the byte limit
 	outBytes  int      // size of all output lines with a newline each
 	lineCount int
+	buf       []byte // the read buffer, reused from file to file
 }
 
 func newGrepSearch(a grepArgs) (*grepSearch, error) {
@@ -230,7 +231,11 @@ func (s *grepSearch) file(ctx context.Context, path, name string) (bool, error) 
 	}
 	defer f.Close()
 	search := fileSearch{s: s, name: name}
-	buf := make([]byte, 0, blockSize)
+	if s.buf == nil {
+		s.buf = make([]byte, 0, blockSize)
+	}
+	buf := s.buf[:0]
+	defer func() { s.buf = buf[:0] }() // keep a buffer grown for a long line
 	first := true
 	for {
 		n, err := io.ReadFull(f, buf[len(buf):cap(buf)])
