@@ -85,7 +85,8 @@ func TestBashTexts(t *testing.T) {
 		}
 		if tt.label == "one long last line" {
 			text := resultText(res)
-			res.Content = []llm.Content{llm.Text{Text: "xxx…" + text[len(text)-250:]}}
+			i := strings.Index(text, "\n\n[")
+			res.Content = []llm.Content{llm.Text{Text: "xxx…" + text[i-40:]}}
 		}
 		tr.add(tt.label+": "+tt.command, res, err)
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/prime-agent/prime/internal/jsonedit"
 )
 
 // Problem is one way a call's arguments break the tool's schema.
@@ -228,7 +230,7 @@ func (s *schema) check(v node, at string, probs *[]Problem) node {
 	if len(s.types) > 0 {
 		var ok bool
 		if v, ok = s.coerce(v); !ok {
-			*probs = append(*probs, Problem{pathOr(at), fmt.Sprintf("should be %s, not %s", typeList(s.types), kindName(v))})
+			*probs = append(*probs, Problem{pathOr(at), fmt.Sprintf("should be %s, not %s", typeList(s.types), jsonedit.KindName(v.kind))})
 			return v
 		}
 	}
@@ -469,22 +471,6 @@ func typeName(t string) string {
 		return "null"
 	}
 	return "a " + t
-}
-
-func kindName(v node) string {
-	switch v.kind {
-	case '"':
-		return "a string"
-	case '0':
-		return "a number"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	case '[':
-		return "an array"
-	}
-	return "an object"
 }
 
 func plural(n int, one, many string) string {
