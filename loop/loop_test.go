@@ -318,7 +318,7 @@ func TestFailedCalls(t *testing.T) {
 	srv := llmtest.NewAnthropic(t)
 	srv.Reply(
 		llmtest.ToolCall("1", "nosuch", `{}`),
-		llmtest.ToolCall("2", "echo", `{"text":5}`),
+		llmtest.ToolCall("2", "echo", `{"text":{"not":"a string"}}`),
 		llmtest.ToolCall("3", "fails", `{"text":"x"}`),
 		llmtest.ToolCall("4", "panics", `{"text":"x"}`),
 		llmtest.ToolCall("5", "partial", `{"text":"x"}`),
