@@ -111,8 +111,10 @@ func (e Env) shell() string {
 
 // bashRun is one command's run: its output and its partial results.
 type bashRun struct {
-	out        output
-	update     func(Result)
+	out    output
+	update func(Result)
+	// chunk, when set, is told each piece of output as it is read.
+	chunk      func([]byte)
 	lastUpdate time.Time
 	dirty      bool
 }
@@ -166,6 +168,9 @@ func (r *bashRun) run(ctx context.Context, shell, command, dir string, env []str
 				continue
 			}
 			r.out.write(c)
+			if r.chunk != nil {
+				r.chunk(c)
+			}
 			r.dirty = true
 			if r.update != nil && updateTimer == nil {
 				if wait := bashUpdateEvery - time.Since(r.lastUpdate); wait > 0 {
