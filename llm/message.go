@@ -70,6 +70,11 @@ type ToolResultMessage struct {
 	IsError bool
 	// Timestamp is when the result was produced, in Unix milliseconds.
 	Timestamp int64
+	// NestedCalls is the record of the tools a tool called while it ran
+	// (pi 1.6's code-mode scripts), as pi stores it: {"calls": [{"name",
+	// "arguments", ...}], "complete": bool}. It is never sent to the model;
+	// compactions take file operations from it. Nil when absent.
+	NestedCalls jsontext.Value
 }
 
 // Role reports "user".
@@ -146,6 +151,9 @@ func (m *ToolResultMessage) MarshalJSONTo(enc *jsontext.Encoder) error {
 		}
 		w.Bool("isError", m.IsError)
 		w.Int("timestamp", m.Timestamp)
+		if len(m.NestedCalls) > 0 {
+			w.Raw("nestedCalls", m.NestedCalls)
+		}
 	})
 }
 
@@ -225,6 +233,12 @@ func (m *ToolResultMessage) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 			m.IsError, err = jsonwire.ReadBool(dec)
 		case "timestamp":
 			m.Timestamp, err = jsonwire.ReadMillis(dec)
+		case "nestedCalls":
+			var v jsontext.Value
+			v, err = dec.ReadValue()
+			if err == nil && v.Kind() != 'n' {
+				m.NestedCalls = v.Clone()
+			}
 		default:
 			err = dec.SkipValue()
 		}
