@@ -240,7 +240,7 @@ func TestCommandAnswers(t *testing.T) {
 		{name: "an entry on another branch", out: `{"compaction": {"summary": "x", "firstKeptEntryId": "b2", "tokensBefore": 1}}`, invalid: `firstKeptEntryId "b2" is not an entry on the current path`},
 		{name: "a compaction that is an array", out: `{"compaction": []}`, invalid: "compaction: got an array, want an object"},
 		{name: "cancel with a bad compaction", out: `{"cancel": true, "compaction": {"summary": "x", "firstKeptEntryId": "zz", "tokensBefore": 1}}`, invalid: `"zz" is not an entry`},
-		{name: "an unknown role", out: `{"preparation": {"messagesToSummarize": [{"role": "system", "content": "hi"}]}}`, invalid: `messagesToSummarize: [0]: role "system" is not a message role Prime knows`},
+		{name: "an unknown role", out: `{"preparation": {"messagesToSummarize": [{"role": "narrator", "content": "hi"}]}}`, invalid: `messagesToSummarize: [0]: role "narrator" is not a message role Prime knows`},
 		{name: "messages that are not an array", out: `{"preparation": {"turnPrefixMessages": {"role": "user"}}}`, invalid: "turnPrefixMessages: got an object, want an array of messages"},
 		{name: "repeated members", out: `{"cancel": false, "cancel": true}`, invalid: "duplicate object member name"},
 	}

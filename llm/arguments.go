@@ -4,12 +4,17 @@ import (
 	"bytes"
 	"cmp"
 	"fmt"
+	"io"
 	"iter"
 	"slices"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/prime-agent/prime/internal/jsonscan"
 	"github.com/prime-agent/prime/internal/jsonwire"
 )
 
@@ -66,28 +71,60 @@ func AdoptArguments(raw []byte) (Arguments, error) {
 // reformatArguments normalizes v, which it may modify, to JSON.stringify's
 // form.
 func reformatArguments(v jsontext.Value) (Arguments, error) {
-	if err := v.Format(stringifyOptions...); err != nil {
-		return Arguments{}, fmt.Errorf("invalid tool arguments: %w", err)
-	}
-	if stringified(v) {
-		return Arguments{v: v}, nil
-	}
-	// Some form the fast check leaves to this path, or objects to
-	// rearrange.
-	dec := jsontext.NewDecoder(bytes.NewReader(v), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
-	out, err := appendJSObjects(make([]byte, 0, len(v)), dec)
+	out, err := stringify(v)
 	if err != nil {
 		return Arguments{}, fmt.Errorf("invalid tool arguments: %w", err)
 	}
 	return Arguments{v: out}, nil
 }
 
+// Stringify returns raw, any JSON value, in the form
+// JSON.stringify(JSON.parse(raw)) prints it (see [Arguments] for what that
+// is). pi sizes some values by the length of that form: tool-call arguments,
+// and the tool declarations of a system message. raw is not modified.
+func Stringify(raw []byte) (jsontext.Value, error) {
+	if stringified(raw) {
+		return bytes.Clone(raw), nil
+	}
+	return stringify(jsontext.Value(raw).Clone())
+}
+
+// stringify is Stringify for a value it may modify and return.
+func stringify(v jsontext.Value) (jsontext.Value, error) {
+	if loneSurrogates(v) {
+		// The formatter would read a lone surrogate as U+FFFD; JavaScript
+		// keeps it and JSON.stringify writes it as an escape, six units
+		// long. So every string is written by hand.
+		dec := jsontext.NewDecoder(bytes.NewReader(v), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+		out, err := appendJSObjects(make([]byte, 0, len(v)), dec, true)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := dec.ReadToken(); err != io.EOF {
+			return nil, fmt.Errorf("unexpected data after the value at offset %d", dec.InputOffset())
+		}
+		return out, nil
+	}
+	if err := v.Format(stringifyOptions...); err != nil {
+		return nil, err
+	}
+	if stringified(v) {
+		return v, nil
+	}
+	// Some form the fast check leaves to this path, or objects to
+	// rearrange.
+	dec := jsontext.NewDecoder(bytes.NewReader(v), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	return appendJSObjects(make([]byte, 0, len(v)), dec, false)
+}
+
 // appendJSObjects appends the next value of dec, formatted, with its
 // objects as a JavaScript object parsed from it holds them: one member per
 // name, where the name first occurred, with the value it last had (JSON.parse
 // keeps the last); members named by array indexes first, in ascending
-// order (JavaScript's property order).
-func appendJSObjects(out []byte, dec *jsontext.Decoder) ([]byte, error) {
+// order (JavaScript's property order). With raw set, the input is not
+// formatted yet: strings are written as JSON.stringify writes them
+// (lone surrogates as escapes) and numbers formatted one by one.
+func appendJSObjects(out []byte, dec *jsontext.Decoder, raw bool) ([]byte, error) {
 	switch dec.PeekKind() {
 	case '{':
 		if _, err := dec.ReadToken(); err != nil {
@@ -106,12 +143,20 @@ func appendJSObjects(out []byte, dec *jsontext.Decoder) ([]byte, error) {
 			if err != nil {
 				return nil, err
 			}
-			name = name.Clone() // dec reuses its buffer
-			key, err := jsontext.AppendUnquote(nil, name)
-			if err != nil {
-				return nil, err
+			if raw {
+				name = appendJSString(nil, name)
+			} else {
+				name = name.Clone() // dec reuses its buffer
 			}
-			value, err := appendJSObjects(nil, dec)
+			// Equal names have equal text once formatted; a lone surrogate
+			// stays distinct from U+FFFD only in that text.
+			key := name
+			if !raw {
+				if key, err = jsontext.AppendUnquote(nil, name); err != nil {
+					return nil, err
+				}
+			}
+			value, err := appendJSObjects(nil, dec, raw)
 			if err != nil {
 				return nil, err
 			}
@@ -120,7 +165,7 @@ func appendJSObjects(out []byte, dec *jsontext.Decoder) ([]byte, error) {
 				continue
 			}
 			at[string(key)] = len(members)
-			index, isIndex := arrayIndex(key)
+			index, isIndex := jsonwire.ArrayIndex(key)
 			members = append(members, member{name, value, index, isIndex})
 		}
 		if _, err := dec.ReadToken(); err != nil {
@@ -157,7 +202,7 @@ func appendJSObjects(out []byte, dec *jsontext.Decoder) ([]byte, error) {
 				out = append(out, ',')
 			}
 			var err error
-			if out, err = appendJSObjects(out, dec); err != nil {
+			if out, err = appendJSObjects(out, dec, raw); err != nil {
 				return nil, err
 			}
 		}
@@ -170,26 +215,135 @@ func appendJSObjects(out []byte, dec *jsontext.Decoder) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if raw {
+		switch v.Kind() {
+		case '"':
+			return appendJSString(out, v), nil
+		case '0':
+			v = v.Clone()
+			if err := v.Format(stringifyOptions...); err != nil {
+				return nil, err
+			}
+		}
+	}
 	return append(out, v...), nil
 }
 
-// arrayIndex reports whether name is an array index as ECMAScript defines
-// it, the canonical decimal form of an integer from 0 to 2³²−2, and which.
-func arrayIndex(name []byte) (uint32, bool) {
-	if len(name) == 0 || len(name) > 10 || len(name) > 1 && name[0] == '0' {
-		return 0, false
-	}
-	var n uint64
-	for _, c := range name {
-		if c < '0' || c > '9' {
-			return 0, false
+// loneSurrogates reports whether a string of the JSON text b holds a \u
+// escape of a surrogate that is not half of a pair.
+func loneSurrogates(b []byte) bool {
+	for i := 0; i < len(b); i++ {
+		j := bytes.IndexByte(b[i:], '\\')
+		if j < 0 {
+			return false
 		}
-		n = n*10 + uint64(c-'0')
+		if i += j; i+1 >= len(b) {
+			return false
+		}
+		if b[i+1] != 'u' {
+			i++ // an escaped character, perhaps a backslash
+			continue
+		}
+		r, ok := jsonscan.Hex4(b, i+2)
+		i += 5
+		switch {
+		case !ok || !utf16.IsSurrogate(r):
+		case r >= 0xDC00:
+			return true
+		default:
+			r2, ok := lowAt(b, i+1)
+			if !ok || r2 < 0xDC00 || r2 > 0xDFFF {
+				return true
+			}
+			i += 6
+		}
 	}
-	if n > 1<<32-2 {
+	return false
+}
+
+// lowAt reads a \u escape at b[i:], if there is one.
+func lowAt(b []byte, i int) (rune, bool) {
+	if i+1 >= len(b) || b[i] != '\\' || b[i+1] != 'u' {
 		return 0, false
 	}
-	return uint32(n), true
+	return jsonscan.Hex4(b, i+2)
+}
+
+// appendJSString appends the JSON string literal q (quotes included, as the
+// decoder read it) as JSON.stringify writes the string JSON.parse reads from
+// it: the escapes \" \\ \b \f \n \r \t, \u00xx for other control
+// characters and \udxxx for a lone surrogate; every other character as
+// itself, and an invalid byte as U+FFFD.
+func appendJSString(out, q []byte) []byte {
+	out = append(out, '"')
+	b := q[1 : len(q)-1]
+	for i := 0; i < len(b); {
+		c := b[i]
+		switch {
+		case c == '\\' && i+1 < len(b):
+			e := b[i+1]
+			i += 2
+			switch e {
+			case 'b':
+				out = appendJSRune(out, '\b')
+			case 'f':
+				out = appendJSRune(out, '\f')
+			case 'n':
+				out = appendJSRune(out, '\n')
+			case 'r':
+				out = appendJSRune(out, '\r')
+			case 't':
+				out = appendJSRune(out, '\t')
+			case 'u':
+				r, _ := jsonscan.Hex4(b, i)
+				i += 4
+				if utf16.IsSurrogate(r) {
+					if r2, ok := lowAt(b, i); ok && r < 0xDC00 && r2 >= 0xDC00 && r2 <= 0xDFFF {
+						out = utf8.AppendRune(out, utf16.DecodeRune(r, r2))
+						i += 6
+						continue
+					}
+					out = append(out, '\\', 'u')
+					out = strconv.AppendUint(out, uint64(r), 16)
+					continue
+				}
+				out = appendJSRune(out, r)
+			default: // " \\ /
+				out = appendJSRune(out, rune(e))
+			}
+		case c < utf8.RuneSelf:
+			out = appendJSRune(out, rune(c))
+			i++
+		default:
+			r, n := utf8.DecodeRune(b[i:])
+			out = utf8.AppendRune(out, r) // U+FFFD for an invalid byte
+			i += n
+		}
+	}
+	return append(out, '"')
+}
+
+// appendJSRune appends r as JSON.stringify writes it inside a string.
+func appendJSRune(out []byte, r rune) []byte {
+	switch r {
+	case '"', '\\':
+		return append(out, '\\', byte(r))
+	case '\b':
+		return append(out, '\\', 'b')
+	case '\f':
+		return append(out, '\\', 'f')
+	case '\n':
+		return append(out, '\\', 'n')
+	case '\r':
+		return append(out, '\\', 'r')
+	case '\t':
+		return append(out, '\\', 't')
+	}
+	if r < 0x20 {
+		const hex = "0123456789abcdef"
+		return append(out, '\\', 'u', '0', '0', hex[r>>4], hex[r&15])
+	}
+	return utf8.AppendRune(out, r)
 }
 
 // ArgumentsOf marshals a Go value as tool-call arguments. Struct fields keep
@@ -269,9 +423,29 @@ func (a Arguments) StringArg(name string) (string, bool) {
 	return s, true
 }
 
-// MarshalJSONTo writes the arguments as stored.
+// MarshalJSONTo writes the arguments as stored (see [WriteStringified]).
 func (a Arguments) MarshalJSONTo(enc *jsontext.Encoder) error {
-	return enc.WriteValue(a.Value())
+	return WriteStringified(enc, a.Value())
+}
+
+// WriteStringified writes v, a value in JSON.stringify's form, to enc. A
+// lone surrogate in it, which JSON.stringify writes as an escape, is kept
+// when enc both allows invalid UTF-8 and preserves raw strings (the session
+// package writes entries so, to write what pi writes), and is written as
+// U+FFFD otherwise, the form a strict encoder (and a provider's API) takes.
+func WriteStringified(enc *jsontext.Encoder, v jsontext.Value) error {
+	if loneSurrogates(v) {
+		opts := enc.Options()
+		invalid, _ := json.GetOption(opts, jsontext.AllowInvalidUTF8)
+		raw, _ := json.GetOption(opts, jsontext.PreserveRawStrings)
+		if !invalid || !raw {
+			v = v.Clone()
+			if err := v.Format(jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true)); err != nil {
+				return err
+			}
+		}
+	}
+	return enc.WriteValue(v)
 }
 
 // UnmarshalJSONFrom reads any JSON value as arguments.

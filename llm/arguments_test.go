@@ -188,6 +188,36 @@ func TestArgumentsAsJavaScriptObjects(t *testing.T) {
 	}
 }
 
+// TestArgumentsLoneSurrogates checks that a lone surrogate, which models
+// do emit, stays one: JSON.stringify writes it as a six-character escape,
+// and pi's estimates count those characters (issue 8). The answers are
+// node's: JSON.stringify(JSON.parse(raw)) and its length.
+func TestArgumentsLoneSurrogates(t *testing.T) {
+	for _, tc := range []struct {
+		raw, want string
+		units     int
+	}{
+		{`{"path":"x","s":"a\ud83db"}`, `{"path":"x","s":"a\ud83db"}`, 27},
+		{`{"s":"\uDC00x\uD83D\uDE00\\ud83d","\ud800":1, "\ud800" : 2}`, `{"s":"\udc00x` + "\U0001F600" + `\\ud83d","\ud800":2}`, 35},
+		{`["\u0001\u001F\/", 1.50, 1e21, "\ud800"]`, `["\u0001\u001f/",1.5,1e+21,"\ud800"]`, 36},
+		{`{"a":"\ud83d\ud83d\ude00"}`, `{"a":"\ud83d` + "\U0001F600" + `"}`, 16},
+	} {
+		a, err := llm.NewArguments([]byte(tc.raw))
+		if err != nil || a.String() != tc.want || a.Len() != tc.units {
+			t.Errorf("NewArguments(%s) = %s (%d units), %v; want %s (%d)", tc.raw, a.String(), a.Len(), err, tc.want, tc.units)
+		}
+		if v, err := llm.Stringify([]byte(tc.raw)); err != nil || string(v) != tc.want {
+			t.Errorf("Stringify(%s) = %s, %v", tc.raw, v, err)
+		}
+		checkArguments(t, []byte(tc.raw))
+	}
+	for _, bad := range []string{`{"a":"\ud800"} x`, `{"a":"\ud800"`, `["\ud800",]`} {
+		if _, err := llm.NewArguments([]byte(bad)); err == nil {
+			t.Errorf("NewArguments(%s): no error", bad)
+		}
+	}
+}
+
 // TestAdoptArgumentsKeepsInput checks that AdoptArguments keeps stringified
 // input itself, and that appending to the value cannot write past it.
 func TestAdoptArgumentsKeepsInput(t *testing.T) {

@@ -80,6 +80,11 @@ type ToolResultMessage struct {
 	DurationMs int64
 	// Timestamp is when the result was produced, in Unix milliseconds.
 	Timestamp int64
+	// NestedCalls is the record of the tools a tool called while it ran
+	// (pi 1.6's code-mode scripts), as pi stores it: {"calls": [{"name",
+	// "arguments", ...}], "complete": bool}. It is never sent to the model;
+	// compactions take file operations from it. Nil when absent.
+	NestedCalls jsontext.Value
 }
 
 // Role reports "user".
@@ -163,6 +168,9 @@ func (m *ToolResultMessage) MarshalJSONTo(enc *jsontext.Encoder) error {
 			w.Int("durationMs", m.DurationMs)
 		}
 		w.Int("timestamp", m.Timestamp)
+		if len(m.NestedCalls) > 0 {
+			w.Raw("nestedCalls", m.NestedCalls)
+		}
 	})
 }
 
@@ -250,6 +258,12 @@ func (m *ToolResultMessage) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 			m.DurationMs, err = jsonwire.ReadMillis(dec)
 		case "timestamp":
 			m.Timestamp, err = jsonwire.ReadMillis(dec)
+		case "nestedCalls":
+			var v jsontext.Value
+			v, err = dec.ReadValue()
+			if err == nil && v.Kind() != 'n' {
+				m.NestedCalls = v.Clone()
+			}
 		default:
 			err = dec.SkipValue()
 		}

@@ -316,3 +316,222 @@ func TestEstimateNext(t *testing.T) {
 		t.Errorf("EstimateNext after a new reply = %+v, want %+v (usage 900)", got, want)
 	}
 }
+
+func hide(target string) *session.ContextEditEntry {
+	return &session.ContextEditEntry{TargetID: target}
+}
+
+func replace(target, text string) *session.ContextEditEntry {
+	return &session.ContextEditEntry{TargetID: target, Replacement: &session.ContextReplacement{Content: []llm.Content{llm.Text{Text: text}}}}
+}
+
+func toolResult(text string) *session.MessageEntry {
+	return &session.MessageEntry{Message: &llm.ToolResultMessage{ToolCallID: "c1", ToolName: "bash", Content: []llm.Content{llm.Text{Text: text}}}}
+}
+
+func systemEntry(text string) *session.MessageEntry {
+	return &session.MessageEntry{Message: &session.SystemMessage{Sections: []session.SystemSection{{Name: "preamble", Text: text}}, Timestamp: 1}}
+}
+
+// TestContextEdits: pi 1.6's context_edit entries hide or replace what the
+// model sees of an earlier entry; the latest edit of an entry wins; an
+// edit outside the projection (summarized away) does nothing.
+func TestContextEdits(t *testing.T) {
+	custom := &session.CustomMessageEntry{CustomType: "note", Content: []llm.Content{llm.Text{Text: "custom"}}}
+	bash := &session.MessageEntry{Message: &session.BashExecution{Command: "ls", Output: "a"}}
+	tests := []struct {
+		name string
+		ents []ent
+		want []string
+	}{
+		{
+			name: "a retried error reply and its tool result hidden",
+			ents: chain(user("q"), assistant("failed"), toolResult("partial"), hide("test-id-2"), hide("test-id-3"), assistant("retried")),
+			want: []string{"user:q", "assistant:retried"},
+		},
+		{
+			name: "replacements of user, assistant, tool result and custom content",
+			ents: chain(user("q"), assistant("a"), toolResult("long output"), custom, replace("test-id-1", "Q"), replace("test-id-2", "A"),
+				replace("test-id-3", "short"), replace("test-id-4", "C")),
+			want: []string{"user:Q", "assistant:A", "toolResult:short", "custom:C"},
+		},
+		{
+			name: "the latest edit wins",
+			ents: chain(user("q"), replace("test-id-1", "first"), hide("test-id-1"), replace("test-id-1", "last")),
+			want: []string{"user:last"},
+		},
+		{
+			name: "a replacement does not change other roles; a hiding hides them",
+			ents: chain(systemEntry("S"), bash, &session.BranchSummaryEntry{FromID: "x", Summary: "b"}, user("u"),
+				replace("test-id-1", "x"), replace("test-id-2", "x"), hide("test-id-3")),
+			want: []string{"system:S", "bashExecution:", "user:u"},
+		},
+		{
+			name: "edits before the kept range are summarized away",
+			ents: chain(user("q1"), assistant("a1"), hide("test-id-2"), user("q2"),
+				&session.CompactionEntry{Summary: "s", FirstKeptEntryID: "test-id-4"}, user("q3")),
+			want: []string{"compactionSummary:s", "user:q2", "user:q3"},
+		},
+		{
+			name: "an edit after a compaction reaches into its kept range",
+			ents: chain(user("q1"), assistant("a1"), &session.CompactionEntry{Summary: "s", FirstKeptEntryID: "test-id-2"}, hide("test-id-2"), user("q2")),
+			want: []string{"compactionSummary:s", "user:q2"},
+		},
+		{
+			name: "a hidden compaction hides its summary and system state",
+			ents: chain(user("q1"), &session.CompactionEntry{Summary: "s", FirstKeptEntryID: "test-id-1",
+				SystemMessage: &session.SystemMessage{Content: "P", Timestamp: 1}}, hide("test-id-2"), user("q2")),
+			want: []string{"user:q1", "user:q2"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, err := parse(t, tt.ents...).Context("")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, texts(ctx.Messages)); diff != "" {
+				t.Errorf("messages (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestContextEditBadInput: an edit pi cannot apply either is an error
+// naming its line, not a context silently shown otherwise.
+func TestContextEditBadInput(t *testing.T) {
+	for _, bad := range []string{`"targetId":"a"`, `"targetId":"a","replacement":{}`, `"targetId":"a","replacement":{"content":7}`,
+		`"targetId":"a","replacement":{"content":null}`, `"targetId":"a","replacement":"x"`} {
+		data := fmt.Sprintf(`{"type":"session","version":3,"id":"s"}`+"\n"+
+			`{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"user","content":"q"}}`+"\n"+
+			`{"type":"context_edit","id":"e","parentId":"a","timestamp":"t",%s}`+"\n", bad)
+		s, err := session.Parse("s", []byte(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Context(""); err == nil || !strings.Contains(err.Error(), "line 3") {
+			t.Errorf("%s: %v", bad, err)
+		}
+	}
+	// A replacement's string content is one text block.
+	s, err := session.Parse("s", []byte(`{"type":"session","version":3,"id":"s"}`+"\n"+
+		`{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"user","content":"q"}}`+"\n"+
+		`{"type":"context_edit","id":"e","parentId":"a","timestamp":"t","targetId":"a","replacement":{"content":"plain"}}`+"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ctx, err := s.Context(""); err != nil || !cmp.Equal(texts(ctx.Messages), []string{"user:plain"}) {
+		t.Errorf("string replacement: %v %v", texts(ctx.Messages), err)
+	}
+	line, err := session.EncodeEntry("e", "a", "t", hide("a"))
+	if err != nil || !strings.HasSuffix(string(line), `"targetId":"a","replacement":null}`) {
+		t.Errorf("encoded %s, %v", line, err)
+	}
+	line, _ = session.EncodeEntry("e", "a", "t", &session.ContextEditEntry{TargetID: "a", Replacement: &session.ContextReplacement{}})
+	if !strings.HasSuffix(string(line), `"replacement":{"content":[]}}`) {
+		t.Errorf("encoded %s", line)
+	}
+}
+
+// TestCompactionSystemMessage: a compaction's system state comes first in
+// the context, mapped to the compaction entry; system messages in its
+// kept range are left out; an append stamps the state with the entry's
+// time and writes it as the entry's last member.
+func TestCompactionSystemMessage(t *testing.T) {
+	dir := t.TempDir()
+	s, err := session.Create(dir+"/s.jsonl", session.Options{CWD: "/tmp", Now: fixedClock()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []session.Payload{systemEntry("P1"), user("q1"), assistant("a1"), systemEntry("P2"), user("q2")} {
+		if _, err := s.Append(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kept := s.Entries()[1].ID
+	before, err := s.Context("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := before.System()
+	state.Timestamp = 5
+	c, err := s.Append(&session.CompactionEntry{Summary: "sum", FirstKeptEntryID: kept, TokensBefore: 10, SystemMessage: state})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if state.Timestamp != 5 {
+		t.Error("Append changed the caller's system message")
+	}
+	if !strings.HasSuffix(string(c.Raw()), fmt.Sprintf(`,"fromHook":false,"systemMessage":{"role":"system","content":"","sections":{"preamble":"P2"},"timestamp":%d}}`, c.Millis())) {
+		t.Errorf("compaction line %s", c.Raw())
+	}
+	s.Append(user("q3"))
+	ctx, err := s.Context("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"system:P2", "compactionSummary:sum", "user:q1", "assistant:a1", "user:q2", "user:q3"}, texts(ctx.Messages)); diff != "" {
+		t.Errorf("messages (-want +got):\n%s", diff)
+	}
+	if ctx.Entries[0] != c || ctx.Entries[1] != c {
+		t.Error("the system message and the summary do not map to the compaction entry")
+	}
+	var proj []string
+	for e, msgs := range ctx.Projection() {
+		proj = append(proj, fmt.Sprintf("%s:%d", e.Type, len(msgs)))
+	}
+	// The kept range without its system message, then the entries after.
+	if want := []string{"compaction:2", "message:1", "message:1", "message:1", "message:1"}; !cmp.Equal(proj, want) {
+		t.Errorf("projection %v, want %v", proj, want)
+	}
+	if p, _ := c.Payload(); p.(*session.CompactionEntry).SystemMessage.Prompt() != "P2" {
+		t.Errorf("payload %+v", p)
+	}
+}
+
+// TestEstimateNextContextEdit: usage at or before the latest context edit
+// is distrusted like usage before a compaction (pi 1.6), and the pure
+// estimate counts the replayed system state once.
+func TestEstimateNextContextEdit(t *testing.T) {
+	withUsage := func(text string, total int) *session.MessageEntry {
+		m := assistant(text)
+		m.Message.(*llm.AssistantMessage).Usage = llm.Usage{Input: total, TotalTokens: total}
+		return m
+	}
+	patch := &session.MessageEntry{Message: &session.SystemMessage{Sections: []session.SystemSection{{Name: "cwd", Text: strings.Repeat("x", 40)}}, Timestamp: 2}}
+	ents := chain(systemEntry(strings.Repeat("p", 400)), user("q"), withUsage("a", 5000), patch, user("failed try"), hide("test-id-5"), user("again"))
+	c, err := parse(t, ents...).Context("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys := c.System()
+	want := session.EstimateTokens(sys)
+	for _, m := range c.Messages {
+		if m.Role() != session.RoleSystem {
+			want += session.EstimateTokens(m)
+		}
+	}
+	if got := c.EstimateNext(); got.Tokens != want || got.LastUsageIndex != -1 || want != 100+10+1+1+2 {
+		t.Errorf("EstimateNext = %+v, want %d by characters", got, want)
+	}
+	if got := session.EstimateContextTokens(c.Messages); got.UsageTokens != 5000 {
+		t.Errorf("EstimateContextTokens = %+v", got)
+	}
+	// A reply after the edit is trusted.
+	ents = append(ents, ent{id: "test-id-8", parent: "test-id-7", p: withUsage("b", 6000)})
+	if c, err = parse(t, ents...).Context(""); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.EstimateNext(); got.UsageTokens != 6000 {
+		t.Errorf("after a new reply: %+v", got)
+	}
+	// pi finds the usage entry by its id: one without an id is never
+	// trusted.
+	ents[len(ents)-1].id = ""
+	if c, err = parse(t, ents...).Context(""); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.EstimateNext(); got.LastUsageIndex != -1 {
+		t.Errorf("usage entry without an id: %+v", got)
+	}
+}

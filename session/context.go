@@ -1,7 +1,9 @@
 package session
 
 import (
+	"iter"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -11,11 +13,13 @@ import (
 
 // Context is what the model sees at one point of the tree.
 type Context struct {
-	// Messages is the conversation in order: the latest compaction's summary
-	// first when there is one, then the kept and later messages.
+	// Messages is the conversation in order: after a compaction, its
+	// system message (when it has one) and its summary first, then the
+	// kept and later messages. System messages are among them (see
+	// [SystemMessage]); [ToLLM] leaves them out.
 	Messages []Message
-	// Entries holds, for each message, the entry it came from (a compaction
-	// entry for the summary).
+	// Entries holds, for each message, the entry it came from (the
+	// compaction entry for its system message and its summary).
 	Entries []*Entry
 	// ThinkingLevel is the last thinking level set on the path ("off" when
 	// none was).
@@ -23,9 +27,10 @@ type Context struct {
 	// Model is the model last selected or used on the path, or nil.
 	Model *ModelRef
 
-	// kept is the number of messages after the summary that the latest
-	// compaction kept from before it (0 without a compaction).
-	kept int
+	// projected is the projection's entries (see [Context.Projection]),
+	// path the root→leaf path the context was built from.
+	projected []*Entry
+	path      []*Entry
 }
 
 // ModelRef names a model by provider and id.
@@ -35,56 +40,61 @@ type ModelRef struct {
 }
 
 // BuildContext computes what the model sees at the end of path, a root→leaf
-// list of entries (pi's buildSessionContext, latest behaviour):
+// list of entries, exactly as pi 1.6's buildSessionProjection does:
 //
 //   - the thinking level is the last thinking_level_change on the path, and
 //     the model the last model_change or assistant message;
-//   - without a compaction every entry contributes its context message (see
-//     [ContextMessage]);
-//   - with one, the latest compaction's summary comes first, then the entries
-//     before it starting at its firstKeptEntryId (none when that id is not on
-//     the path), then every entry after it. Older compactions inside the kept
-//     range add nothing: the latest summary already folds them in.
+//   - the projection is the path itself without a compaction; with one, the
+//     latest compaction, then the entries before it starting at its
+//     firstKeptEntryId (none when that id is not on the path) except system
+//     messages, whose state the compaction carries, then every entry after
+//     it;
+//   - every entry of the projection contributes its context message (see
+//     [ContextMessage]), except that the latest compaction contributes its
+//     system message (when it has one) and then its summary, older
+//     compactions in the kept range contribute nothing (the latest summary
+//     folds them in), and context edits apply: the latest context_edit in
+//     the projection that targets an entry hides it, or replaces the
+//     content of its user, assistant, tool-result or custom message.
 //
-// It fails only when a message entry on the path cannot be decoded; the
-// error names the entry's line. Messages are decoded on every core when
-// there are many, and shared with any other caller that decoded the same
-// entries while they are in use (see [Entry.Message]): they must not be
-// modified.
+// It fails only when an entry that contributes cannot be decoded; the error
+// names the entry's line. Messages are decoded on every core when there are
+// many, and shared with any other caller that decoded the same entries
+// while they are in use (see [Entry.Message]): they must not be modified.
+// An edited message is a copy with the replacement content.
 func BuildContext(path []*Entry) (Context, error) {
-	ctx := Context{ThinkingLevel: llm.ThinkingOff}
+	ctx := Context{path: path}
 	var err error
 	if ctx.ThinkingLevel, ctx.Model, err = pathSettings(path); err != nil {
 		return Context{}, err
 	}
-	latest := -1
-	for i := len(path) - 1; i >= 0; i-- {
-		if path[i].Type == TypeCompaction {
-			latest = i
-			break
+	ctx.projected = projectedEntries(path)
+	var edits map[string]*ContextEditEntry
+	for _, e := range ctx.projected {
+		if e.Type != TypeContextEdit {
+			continue
 		}
+		p, err := e.Payload()
+		if err != nil {
+			return Context{}, err
+		}
+		if edits == nil {
+			edits = make(map[string]*ContextEditEntry)
+		}
+		edit := p.(*ContextEditEntry)
+		edits[edit.TargetID] = edit
 	}
 
 	// The entries that may contribute a message, in context order.
-	from := make([]*Entry, 0, len(path)+1)
-	visible := path
-	keptEnd := 0 // from[1:keptEnd] are the entries kept from before the compaction
-	if latest >= 0 {
-		from = append(from, path[latest])
-		visible = path[latest+1:]
-		if kept := KeptStart(path, latest); kept >= 0 {
-			for _, e := range path[kept:latest] {
-				if e.Type != TypeCompaction && contributes(e) {
-					from = append(from, e)
-				}
-			}
+	from := make([]*Entry, 0, len(ctx.projected)+1)
+	for i, e := range ctx.projected {
+		if !contributes(e) || e.Type == TypeCompaction && i > 0 {
+			continue
 		}
-		keptEnd = len(from)
-	}
-	for _, e := range visible {
-		if contributes(e) {
-			from = append(from, e)
+		if edit, ok := edits[e.ID]; ok && edit.Replacement == nil {
+			continue // hidden: not even decoded
 		}
+		from = append(from, e)
 	}
 	msgs, err := contextMessages(from)
 	if err != nil {
@@ -93,35 +103,147 @@ func BuildContext(path []*Entry) (Context, error) {
 	// Keep the entries that gave a message, in place.
 	n := 0
 	for i, m := range msgs {
-		if m != nil {
-			if i > 0 && i < keptEnd {
-				ctx.kept++
-			}
-			msgs[n], from[n] = m, from[i]
-			n++
+		if m == nil {
+			continue
+		}
+		if edit, ok := edits[from[i].ID]; ok {
+			m = withContent(m, edit.Replacement.Content)
+		}
+		msgs[n], from[n] = m, from[i]
+		n++
+	}
+	msgs, from = msgs[:n], from[:n]
+	if n > 0 && from[0].Type == TypeCompaction {
+		if c, ok := msgs[0].(*CompactionSummaryMessage); ok && c.system != nil {
+			msgs = slices.Insert(msgs, 0, Message(c.system))
+			from = slices.Insert(from, 0, from[0])
 		}
 	}
-	ctx.Messages, ctx.Entries = msgs[:n:n], from[:n:n]
+	ctx.Messages, ctx.Entries = msgs[:len(msgs):len(msgs)], from[:len(from):len(from)]
 	return ctx, nil
 }
 
-// EstimateNext estimates the context the model will be sent next, as pi 1.6
-// sizes a compaction's tokensBefore. It is [EstimateContextTokens] of the
-// messages, except that a usage reported by a message the latest compaction
-// kept from before it is not trusted: that usage measured the context before
-// the compaction, so right after a compaction every message is estimated by
-// characters instead. (EstimateContextTokens, pi's own context estimate,
-// keeps that stale usage until the next reply.)
+// projectedEntries returns the entries of path the context is built from
+// (pi 1.6's buildContextEntries): path itself without a compaction; with
+// one, the latest compaction, the entries it kept except system messages,
+// and every entry after it.
+func projectedEntries(path []*Entry) []*Entry {
+	latest := -1
+	for i := len(path) - 1; i >= 0; i-- {
+		if path[i].Type == TypeCompaction {
+			latest = i
+			break
+		}
+	}
+	if latest < 0 {
+		return path
+	}
+	out := make([]*Entry, 0, len(path)-latest)
+	out = append(out, path[latest])
+	if kept := KeptStart(path, latest); kept >= 0 {
+		for _, e := range path[kept:latest] {
+			if e.Type == TypeMessage {
+				if role, err := e.MessageRole(); err == nil && role == RoleSystem {
+					continue
+				}
+			}
+			out = append(out, e)
+		}
+	}
+	return append(out, path[latest+1:]...)
+}
+
+// withContent returns a copy of m showing content instead of its own, for
+// the roles a context edit replaces (user, assistant, tool result,
+// custom); any other message unchanged.
+func withContent(m Message, content []llm.Content) Message {
+	switch m := m.(type) {
+	case *llm.UserMessage:
+		c := *m
+		c.Content = content
+		return &c
+	case *llm.AssistantMessage:
+		c := *m
+		c.Content = content
+		return &c
+	case *llm.ToolResultMessage:
+		c := *m
+		c.Content = content
+		return &c
+	case *CustomMessage:
+		c := *m
+		c.Content = content
+		return &c
+	}
+	return m
+}
+
+// Projection yields the entries the context was built from, in order, each
+// with the messages it contributes (a subslice of Messages): pi 1.6's
+// projection, which compactions cut. They are the path's entries without a
+// compaction; with one, the latest compaction (its system message and
+// summary), the entries it kept except system messages, then every entry
+// after it. Entries the model does not see are there with no messages:
+// metadata, empty branch summaries, context edits, the entries they hide,
+// and older compactions inside the kept range.
+func (c Context) Projection() iter.Seq2[*Entry, []Message] {
+	return func(yield func(*Entry, []Message) bool) {
+		j := 0
+		for _, e := range c.projected {
+			k := j
+			for k < len(c.Entries) && c.Entries[k] == e {
+				k++
+			}
+			if !yield(e, c.Messages[j:k:k]) {
+				return
+			}
+			j = k
+		}
+	}
+}
+
+// EstimateNext estimates the context the model will be sent next, exactly
+// as pi 1.6's estimateProjectedContextTokens (which sizes thresholds and a
+// compaction's tokensBefore). It is [EstimateContextTokens] of the
+// messages, unless the newest valid usage belongs to an entry at or before
+// the latest context_edit or compaction on the path: that usage measured a
+// context that has since changed, so then every message is estimated by
+// characters instead, the system messages once, as their replayed state
+// ([ReplaySystem]). (EstimateContextTokens, pi's own context estimate,
+// keeps that stale usage until the next reply.) The context must come from
+// [BuildContext].
 func (c Context) EstimateNext() ContextEstimate {
 	est := EstimateContextTokens(c.Messages)
-	if c.kept > 0 && est.LastUsageIndex >= 1 && est.LastUsageIndex <= c.kept {
-		est = ContextEstimate{LastUsageIndex: -1}
-		for _, m := range c.Messages {
-			est.TrailingTokens += EstimateTokens(m)
+	if est.LastUsageIndex >= 0 {
+		// pi finds the usage entry on the path by its id (one without an
+		// id is not found) and trusts it only after the latest context
+		// edit or compaction. Ids on a path are distinct: a repeated id
+		// names the later entry, so an earlier one is on no path.
+		invalid := -1
+		for i := len(c.path) - 1; i >= 0; i-- {
+			if t := c.path[i].Type; t == TypeContextEdit || t == TypeCompaction {
+				invalid = i
+				break
+			}
 		}
-		est.Tokens = est.TrailingTokens
+		if e := c.Entries[est.LastUsageIndex]; e.ID != "" {
+			for i := len(c.path) - 1; i > invalid; i-- {
+				if c.path[i] == e {
+					return est
+				}
+			}
+		}
 	}
-	return est
+	tokens := 0
+	if sys := ReplaySystem(c.Messages); sys != nil {
+		tokens = EstimateTokens(sys)
+	}
+	for _, m := range c.Messages {
+		if _, system := m.(*SystemMessage); !system {
+			tokens += EstimateTokens(m)
+		}
+	}
+	return ContextEstimate{Tokens: tokens, TrailingTokens: tokens, LastUsageIndex: -1}
 }
 
 // contributes reports whether an entry's type can put a message in the
@@ -143,7 +265,7 @@ const parallelDecodeBytes = 1 << 20
 // to decode. It fails with the error of the first entry, in order, that
 // cannot be decoded.
 func contextMessages(entries []*Entry) ([]Message, error) {
-	msgs := make([]Message, len(entries))
+	msgs := make([]Message, len(entries), len(entries)+1) // room for a compaction's system message
 	size := 0
 	for _, e := range entries {
 		size += len(e.raw)
@@ -246,7 +368,8 @@ func KeptStart(path []*Entry, compaction int) int {
 //   - message: the stored message;
 //   - custom_message: a [CustomMessage] (displayed or not);
 //   - branch_summary with a non-empty summary: a [BranchSummaryMessage];
-//   - compaction: a [CompactionSummaryMessage];
+//   - compaction: a [CompactionSummaryMessage] (in a context, the
+//     compaction's system message comes before it; see [BuildContext]);
 //   - anything else: nil.
 //
 // Summary and custom messages take the entry's timestamp. As with
@@ -278,7 +401,7 @@ func ContextMessage(e *Entry) (Message, error) {
 		}
 		m = &BranchSummaryMessage{Summary: p.Summary, FromID: p.FromID, Timestamp: ts}
 	case *CompactionEntry:
-		m = &CompactionSummaryMessage{Summary: p.Summary, TokensBefore: p.TokensBefore, Timestamp: ts}
+		m = &CompactionSummaryMessage{Summary: p.Summary, TokensBefore: p.TokensBefore, Timestamp: ts, system: p.SystemMessage}
 	default:
 		return nil, nil
 	}

@@ -26,15 +26,24 @@
 //
 // The entry types, with the members after the common four, are
 //
-//	message                message: a user, assistant, toolResult, bashExecution or custom message
+//	message                message: a system, user, assistant, toolResult, bashExecution or custom message
 //	thinking_level_change  thinkingLevel
 //	model_change           provider, modelId
-//	compaction             summary, firstKeptEntryId, tokensBefore, details?, fromHook, customInstructions?, usage?
+//	compaction             summary, firstKeptEntryId, tokensBefore, details?, fromHook, customInstructions?, usage?, systemMessage?
 //	branch_summary         fromId, summary, details?, fromHook, usage?
 //	custom                 customType, data?            (extension state; never reaches the model)
 //	custom_message         customType, content, display, details?   (reaches the model, even hidden)
+//	context_edit           targetId, replacement        (null, or {content}: hides or replaces an earlier entry's content)
 //	label                  targetId, label?             (an absent label clears it)
 //	session_info           name?
+//
+// pi 1.6 keeps the system prompt in the transcript: a system message
+// ({"role":"system","content","sections"?,"toolsAdded"?,"toolsRemoved"?,
+// "timestamp"}, see [SystemMessage]) holds the prompt's named sections and
+// the tool declarations, later ones patch them, and a compaction carries
+// their replayed state in systemMessage. A failed attempt (a retried error,
+// an overflow or a cut-off reply, with its tool results) stays in the file
+// and is hidden from the model by context_edit entries.
 //
 // See [Payload] and the *Entry types for the Go forms. An entry of a type
 // Prime does not know, and members it does not know, are kept byte for byte:
@@ -69,10 +78,23 @@
 //
 // # What the model sees
 //
-// [BuildContext] turns a root→leaf path into messages exactly as pi's
-// buildSessionContext does (latest behaviour), and [ToLLM] turns those into
-// provider messages, with Prime's own words around summaries.
-// [EstimateTokens] and [EstimateContextTokens] count tokens as pi does.
+// [BuildContext] turns a root→leaf path into messages exactly as pi 1.6's
+// buildSessionProjection does: after the latest compaction (its system
+// state, then its summary) come the entries it kept, except system
+// messages, and every entry after it; the latest context_edit of an entry
+// hides it or replaces its content; older compactions in the kept range
+// add nothing. [Context.Projection] lists every entry of that projection
+// with the messages it gives, which is what compactions cut. [ToLLM]
+// turns the messages into provider messages, with Prime's own words around
+// summaries, and leaves the system messages out: a request carries their
+// replayed state instead ([Context.System], its [SystemMessage.Prompt], and
+// [Context.Tools]).
+//
+// [EstimateTokens] and [EstimateContextTokens] count tokens as pi does
+// (system messages by their content, sections and the JSON of their tool
+// declarations); [Context.EstimateNext] is pi 1.6's estimate of the next
+// request, which distrusts usage from before the latest context edit or
+// compaction and then counts the replayed system state once.
 // [Session.Context] with an id that is not in the session falls back to the
 // last entry, as pi's does; the "prime session context --leaf" command
 // rejects such an id instead, since there it is a typo.
@@ -113,8 +135,9 @@
 // walked through parent indices, in time proportional to their length.
 //
 // Messages are decoded in one pass over their bytes for the three provider
-// roles in the shapes pi and Prime write (anything else, down to a lone
-// surrogate, goes to the general decoder, which decides; FuzzFastDecode
+// roles in the shapes pi and Prime write (anything else, system messages
+// and down to a lone surrogate, goes to the general decoder, which
+// decides; FuzzFastDecode
 // checks the two agree), on every core when a context has many. An entry
 // remembers the message decoded from it while something still uses it, so
 // building a context and then preparing a compaction of it decode each
@@ -169,8 +192,14 @@
 // writes one first. An append costs the same whatever the file's size.
 // Appends are not fsynced: they survive a killed process, not a power cut.
 //
+// An entry Prime makes is written as pi writes the same entry: raw values
+// (tool-call arguments, details, what is kept verbatim) as they are, a lone
+// surrogate included in the escape JSON.stringify writes for it, and a
+// compaction's system message with the entry's time as its timestamp.
+//
 // A new session is written when its first user or assistant message is
-// appended (pi 1.6's rule; pi 0.73 waited for the first reply): the header and every entry so far in one write, to a file
+// appended (pi 1.6's rule; pi 0.73 waited for the first reply): the header
+// and every entry so far in one write, to a file
 // created exclusively (mode 0600, directories 0700), so there is never a
 // second header; a very large one (a fork) in runs of whole lines.
 // [Session.Flush] writes it earlier.

@@ -2,6 +2,7 @@ package session
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -25,6 +26,7 @@ const (
 	TypeCustomMessage       = "custom_message"
 	TypeLabel               = "label"
 	TypeSessionInfo         = "session_info"
+	TypeContextEdit         = "context_edit"
 )
 
 // Entry is one line of a session file after the header: a node of the
@@ -157,6 +159,37 @@ type CompactionEntry struct {
 	CustomInstructions string `json:"customInstructions,omitzero"`
 	// Usage is what the summary requests cost, when a model made them.
 	Usage *llm.Usage `json:"usage,omitzero"`
+	// SystemMessage is the system state in force when the compaction was
+	// made ([ReplaySystem] of the context at its parent; pi 1.6's
+	// appendCompaction), nil when there was none. The model's context
+	// starts with it, since the system messages before the compaction are
+	// no longer part of the context. [Session.Append] and [Session.AppendAt]
+	// set its timestamp to the entry's, as pi does.
+	SystemMessage *SystemMessage `json:"systemMessage,omitzero"`
+}
+
+// ContextEditEntry changes what the model sees of an earlier entry of the
+// same branch, from the edit on: with a Replacement, the entry's message
+// shows that content instead of its own (for user, assistant, tool-result
+// and custom messages; other messages are shown as they are); without one,
+// the entry is hidden. pi 1.6 hides a failed attempt this way (a reply
+// that was retried, with its tool results). The latest edit of an entry
+// wins.
+type ContextEditEntry struct {
+	TargetID string
+	// Replacement is nil when the target is hidden (JSON null).
+	Replacement *ContextReplacement
+}
+
+// ContextReplacement is the content that replaces a message's.
+//
+// pi accepts a string as the content. For assistant and tool-result targets
+// pi stores it as one text block; for user and custom targets it keeps the
+// string, which the model reads and pi estimates exactly as that text
+// block. Prime reads a string as one text block (none when it is empty) in
+// either case; the entry keeps its bytes.
+type ContextReplacement struct {
+	Content []llm.Content
 }
 
 // BranchSummaryEntry carries a summary of a branch the user navigated away
@@ -230,6 +263,9 @@ func (*LabelEntry) EntryType() string { return TypeLabel }
 // EntryType reports "session_info".
 func (*SessionInfoEntry) EntryType() string { return TypeSessionInfo }
 
+// EntryType reports "context_edit".
+func (*ContextEditEntry) EntryType() string { return TypeContextEdit }
+
 // EntryType reports the stored type.
 func (u *UnknownEntry) EntryType() string { return u.Type }
 
@@ -271,6 +307,71 @@ func (p *CustomMessageEntry) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	})
 }
 
+// MarshalJSONTo writes the payload in pi's key order, the replacement
+// null when there is none.
+func (p *ContextEditEntry) MarshalJSONTo(enc *jsontext.Encoder) error {
+	return jsonwire.WriteObject(enc, func(w *jsonwire.ObjectWriter) {
+		w.Str("targetId", p.TargetID)
+		if p.Replacement == nil {
+			w.Null("replacement")
+			return
+		}
+		content := p.Replacement.Content
+		if content == nil {
+			content = []llm.Content{}
+		}
+		w.Value("replacement", struct {
+			Content []llm.Content `json:"content"`
+		}{content})
+	})
+}
+
+// UnmarshalJSONFrom reads a context_edit payload. The replacement must be
+// null or an object with a content (a string or an array of blocks): pi
+// cannot build a context from anything else either.
+func (p *ContextEditEntry) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	*p = ContextEditEntry{}
+	seen := false
+	err := jsonwire.ReadObject(dec, func(name string) error {
+		switch name {
+		case "targetId":
+			var err error
+			p.TargetID, err = readID(dec)
+			return err
+		case "replacement":
+			seen = true
+			if dec.PeekKind() == 'n' {
+				p.Replacement = nil
+				return dec.SkipValue()
+			}
+			r := new(ContextReplacement)
+			hasContent := false
+			err := jsonwire.ReadObject(dec, func(name string) error {
+				if name != "content" {
+					return dec.SkipValue()
+				}
+				if k := dec.PeekKind(); k != '"' && k != '[' {
+					return fmt.Errorf("got %v, want a string or an array", k)
+				}
+				hasContent = true
+				var err error
+				r.Content, err = llm.DecodeContentList(dec)
+				return err
+			})
+			if err == nil && !hasContent {
+				err = errors.New("no content")
+			}
+			p.Replacement = r
+			return err
+		}
+		return dec.SkipValue()
+	})
+	if err == nil && !seen {
+		err = errors.New("no replacement member")
+	}
+	return err
+}
+
 // Payload decodes the entry's type-specific fields.
 func (e *Entry) Payload() (Payload, error) {
 	var p Payload
@@ -297,6 +398,8 @@ func (e *Entry) Payload() (Payload, error) {
 		p = new(LabelEntry)
 	case TypeSessionInfo:
 		p = new(SessionInfoEntry)
+	case TypeContextEdit:
+		p = new(ContextEditEntry)
 	default:
 		return &UnknownEntry{Type: e.Type}, nil
 	}
@@ -408,10 +511,16 @@ func (e *Entry) errorf(format string, args ...any) error {
 	return fmt.Errorf(where+": "+format, args...)
 }
 
+// writeOptions are the options entries are written with: raw values (tool
+// arguments, details, whatever Prime keeps verbatim) are written as they
+// are, lone surrogates included, which is how pi writes what it read; a
+// string of invalid UTF-8 becomes U+FFFD, as it does in pi.
+var writeOptions = json.JoinOptions(jsontext.AllowInvalidUTF8(true), jsontext.PreserveRawStrings(true))
+
 // EncodeEntry renders an entry line (without the newline): the common fields
 // in pi's order, then the payload's fields. parentID "" is written as null.
 func EncodeEntry(id, parentID, timestamp string, p Payload) ([]byte, error) {
-	body, err := json.Marshal(p)
+	body, err := json.Marshal(p, writeOptions)
 	if err != nil {
 		return nil, fmt.Errorf("encoding %s entry: %w", p.EntryType(), err)
 	}

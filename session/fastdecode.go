@@ -132,14 +132,9 @@ func fastDecode(raw []byte, shared bool, arena *messageArena, common *sharedAren
 			case "content":
 				return d.content(&r.Content)
 			case "details":
-				start := d.i
-				if !d.skip() {
-					return false
-				}
-				if v := jsontext.Value(d.b[start:d.i]); v.Kind() != 'n' {
-					r.Details = d.value(v)
-				}
-				return true
+				return d.optValue(&r.Details)
+			case "nestedCalls":
+				return d.optValue(&r.NestedCalls)
 			case "isError":
 				return d.optBool(&r.IsError)
 			case "durationMs":
@@ -306,6 +301,19 @@ func (d *fastDecoder) optString(dst *string) bool {
 		return true
 	}
 	return d.string(dst)
+}
+
+// optValue reads any value into dst as it is; null leaves dst as it is
+// (as the tool result's general decoder reads details and nestedCalls).
+func (d *fastDecoder) optValue(dst *jsontext.Value) bool {
+	start := d.i
+	if !d.skip() {
+		return false
+	}
+	if v := jsontext.Value(d.b[start:d.i]); v.Kind() != 'n' {
+		*dst = d.value(v)
+	}
+	return true
 }
 
 // optBool reads a boolean, or null as false (as jsonwire.ReadBool does).
@@ -708,7 +716,7 @@ func (d *fastDecoder) string(dst *string) bool {
 				out.writeByte('\t')
 				i += 2
 			case 'u':
-				r, ok := hex4(b, i+2)
+				r, ok := jsonscan.Hex4(b, i+2)
 				if !ok {
 					return false
 				}
@@ -717,7 +725,7 @@ func (d *fastDecoder) string(dst *string) bool {
 					if r >= 0xDC00 || i+6 > len(b) || b[i] != '\\' || b[i+1] != 'u' {
 						return false
 					}
-					r2, ok := hex4(b, i+2)
+					r2, ok := jsonscan.Hex4(b, i+2)
 					if !ok {
 						return false
 					}
@@ -739,24 +747,4 @@ func (d *fastDecoder) string(dst *string) bool {
 			i += n
 		}
 	}
-}
-
-func hex4(b []byte, i int) (rune, bool) {
-	if i+4 > len(b) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range b[i : i+4] {
-		switch {
-		case c >= '0' && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case c >= 'a' && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	return r, true
 }

@@ -93,6 +93,10 @@ func texts(msgs []session.Message) []string {
 			text = m.Summary
 		case *session.CustomMessage:
 			text = llm.TextOf(m.Content)
+		case *llm.ToolResultMessage:
+			text = llm.TextOf(m.Content)
+		case *session.SystemMessage:
+			text = m.Prompt()
 		}
 		out[i] = m.Role() + ":" + text
 	}

@@ -17,9 +17,9 @@ import (
 // Message is one message of the agent conversation: a provider message of
 // package llm ([*llm.UserMessage], [*llm.AssistantMessage],
 // [*llm.ToolResultMessage]) or one of the agent roles defined here
-// ([*BashExecution], [*CustomMessage], [*BranchSummaryMessage],
-// [*CompactionSummaryMessage], [*UnknownMessage]). [ToLLM] turns a
-// conversation into what a provider is sent.
+// ([*SystemMessage], [*BashExecution], [*CustomMessage],
+// [*BranchSummaryMessage], [*CompactionSummaryMessage], [*UnknownMessage]).
+// [ToLLM] turns a conversation into what a provider is sent.
 type Message interface {
 	// Role is the message's "role" field, e.g. "user" or "bashExecution".
 	Role() string
@@ -77,6 +77,10 @@ type CompactionSummaryMessage struct {
 	Summary      string
 	TokensBefore int
 	Timestamp    int64
+
+	// system is the compaction entry's system message, which the context
+	// shows before the summary.
+	system *SystemMessage
 }
 
 // UnknownMessage is a stored message whose role Prime does not know. It is
@@ -297,6 +301,8 @@ func decodeMessage(raw []byte) (Message, error) {
 		m = new(BranchSummaryMessage)
 	case RoleCompactionSummary:
 		m = new(CompactionSummaryMessage)
+	case RoleSystem:
+		m = new(SystemMessage)
 	default:
 		return &UnknownMessage{RoleName: role, Raw: jsontext.Value(raw).Clone()}, nil
 	}
@@ -344,8 +350,10 @@ const (
 // ToLLM converts an agent conversation to the messages a provider is sent:
 // provider roles pass through, bash executions become user text (or vanish
 // when excluded from context), custom messages become user messages, and
-// summaries become user text in Prime's summary wrappers. Unknown roles are
-// dropped. Timestamps are kept.
+// summaries become user text in Prime's summary wrappers. System messages
+// are left out (a request carries the replayed prompt and tools instead:
+// [Context.System], [Context.Tools]), and so are unknown roles. Timestamps
+// are kept.
 func ToLLM(messages []Message) []llm.Message {
 	out := make([]llm.Message, 0, len(messages))
 	for _, m := range messages {
@@ -428,6 +436,8 @@ func MessageTimestamp(m Message) int64 {
 	case *BranchSummaryMessage:
 		return m.Timestamp
 	case *CompactionSummaryMessage:
+		return m.Timestamp
+	case *SystemMessage:
 		return m.Timestamp
 	}
 	return 0

@@ -84,6 +84,8 @@ func (e *Entry) remember(m Message) {
 		s = weakSlab(m, 1)
 	case *CompactionSummaryMessage:
 		s = weakSlab(m, 1)
+	case *SystemMessage:
+		s = weakSlab(m, 1)
 	default:
 		return
 	}

@@ -216,7 +216,9 @@ func (s *Session) Close() error {
 // Append adds p as a child of the current leaf and moves the leaf to it.
 // The entry is written as one line in one write, under the file's lock;
 // entries other processes appended since the session was read are read
-// first, so ids stay unique. It returns the new entry.
+// first, so ids stay unique. A compaction's SystemMessage is written with
+// the entry's time as its timestamp (p itself is not changed). It returns
+// the new entry.
 func (s *Session) Append(p Payload) (*Entry, error) {
 	return s.appendAt(s.leaf, p)
 }
@@ -268,7 +270,15 @@ func (s *Session) appendAt(parent int32, p Payload) (*Entry, error) {
 	if parent >= 0 {
 		parentID = s.entries[parent].ID
 	}
-	line, err := EncodeEntry(s.newEntryID(), parentID, FormatTime(w.now()), p)
+	now := w.now()
+	if c, ok := p.(*CompactionEntry); ok && c.SystemMessage != nil {
+		// pi stamps the compaction's system state with the entry's time.
+		cc, sys := *c, *c.SystemMessage
+		sys.Timestamp, sys.noTimestamp = now.UnixMilli(), false
+		cc.SystemMessage = &sys
+		p = &cc
+	}
+	line, err := EncodeEntry(s.newEntryID(), parentID, FormatTime(now), p)
 	if err != nil {
 		return nil, fmt.Errorf("session: %w", err)
 	}

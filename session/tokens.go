@@ -14,6 +14,8 @@ const ImageChars = 4800
 //     arguments as JSON.stringify prints them;
 //   - bash executions: command and output (even when excluded from context);
 //   - summaries: the summary text;
+//   - system messages: the content, the text of every section, and the
+//     ToolsAdded list as JSON.stringify prints it;
 //   - anything else: nothing.
 func EstimateTokens(m Message) int {
 	return (EstimateChars(m) + 3) / 4
@@ -47,6 +49,8 @@ func EstimateChars(m Message) int {
 		return utf16Len(m.Summary)
 	case *CompactionSummaryMessage:
 		return utf16Len(m.Summary)
+	case *SystemMessage:
+		return systemChars(m)
 	}
 	return 0
 }

@@ -341,6 +341,8 @@ func preview(m session.Message, width int) string {
 		text = m.Summary
 	case *session.CompactionSummaryMessage:
 		text = m.Summary
+	case *session.SystemMessage:
+		text = m.Prompt()
 	}
 	return clip(text, width)
 }

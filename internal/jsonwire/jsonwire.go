@@ -265,3 +265,26 @@ func Located(data []byte, err error) error {
 	col := int(off) - bytes.LastIndexByte(data[:off], '\n')
 	return &PositionError{Line: line, Column: col, Pointer: string(ptr), Err: err}
 }
+
+// ArrayIndex reports whether name is an array index as ECMAScript defines
+// it, the canonical decimal form of an integer from 0 to 2³²−2, and which.
+// A JavaScript object holds members with such names first, in ascending
+// order, before the others in the order they were added; JSON.stringify
+// writes them so.
+func ArrayIndex[T ~string | ~[]byte](name T) (uint32, bool) {
+	if len(name) == 0 || len(name) > 10 || len(name) > 1 && name[0] == '0' {
+		return 0, false
+	}
+	var n uint64
+	for i := range len(name) {
+		c := name[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + uint64(c-'0')
+	}
+	if n > 1<<32-2 {
+		return 0, false
+	}
+	return uint32(n), true
+}

@@ -356,3 +356,27 @@ func BenchmarkGenerate(b *testing.B) {
 		})
 	}
 }
+
+// TestEdgeCases: every hand-written session says what it is for and reads
+// without a warning, each line a JSON object (they are pi's lines).
+func TestEdgeCases(t *testing.T) {
+	cases := EdgeCases()
+	if len(cases) != len(edgeAbout) {
+		t.Errorf("%d edge cases, %d described", len(cases), len(edgeAbout))
+	}
+	for _, c := range cases {
+		if c.About == "" {
+			t.Errorf("%s: not described", c.Name)
+		}
+		s, err := session.Parse(c.Name, c.Data)
+		if err != nil || len(s.Warnings()) > 0 || s.Len() == 0 {
+			t.Errorf("%s: %v, warnings %v", c.Name, err, s.Warnings())
+			continue
+		}
+		for _, e := range s.Entries() {
+			if _, err := s.Context(e.ID); err != nil {
+				t.Errorf("%s: context at %s: %v", c.Name, e.ID, err)
+			}
+		}
+	}
+}

@@ -203,6 +203,19 @@ async function loadPi(label) {
 	const sessions = await load("core/session-manager.js");
 	const compaction = await load("core/compaction/index.js");
 	const messages = await load("core/messages.js");
+	let transcript = {};
+	if (label === "1.6") {
+		// pi-ai's transcript replay (system messages live in the transcript
+		// since 1.6), loaded by path from the same install.
+		const ai = pathToFileURL(join(installDir(), "node_modules", "@earendil-works", "pi-ai", "dist") + "/");
+		const t = await import(new URL("utils/transcript.js", ai).href);
+		const text = await import(new URL("utils/text.js", ai).href);
+		transcript = {
+			getCurrentSystemMessage: t.getCurrentSystemMessage,
+			getCurrentTools: t.getCurrentTools,
+			getSystemMessageText: text.getSystemMessageText,
+		};
+	}
 	let settingsDefaults;
 	if (label === "1.6") {
 		// settings-manager.js needs node 22 (undici 8); the defaults table does not.
@@ -234,6 +247,7 @@ async function loadPi(label) {
 		convertToLlm: messages.convertToLlm,
 		compactionDefaults: { ...compaction.DEFAULT_COMPACTION_SETTINGS },
 		settingsDefaults,
+		...transcript, // 1.6 only
 	};
 }
 
@@ -437,7 +451,28 @@ function contextOf(pi, s) {
 		model: context.model ?? null,
 	};
 	if (pi.estimateProjectedContextTokens) {
-		out.projectedEstimate = estimateJSON(pi.estimateProjectedContextTokens(s.sm.buildSessionProjection(), path));
+		const projection = s.sm.buildSessionProjection();
+		out.projectedEstimate = estimateJSON(pi.estimateProjectedContextTokens(projection, path));
+		// 1.6 only: each message with its estimate and the entry it came from
+		// (file order), and the system state the messages replay to.
+		out.items = projection.entries.flatMap((e) =>
+			e.messages.map((m) => ({
+				role: m.role,
+				tokens: pi.estimateTokens(m),
+				index: s.indexOf.get(e.sourceEntry.id) ?? null,
+			})),
+		);
+		const system = pi.getCurrentSystemMessage(projection.messages);
+		out.system =
+			system === undefined
+				? null
+				: {
+						prompt: pi.getSystemMessageText(system),
+						sections: Object.keys(system.sections ?? {}),
+						tools: pi.getCurrentTools(projection.messages).map((t) => t.name),
+						tokens: pi.estimateTokens(system),
+						json: JSON.stringify(system),
+					};
 	}
 	return out;
 }
