@@ -90,12 +90,28 @@ type CompactionResult struct {
 }
 
 // Compact compacts the conversation at a leaf: [Agent.PlanCompaction], then
-// [Agent.RunCompaction]. Nothing is written unless it succeeds.
+// [Agent.RunCompaction]. Nothing is written unless it succeeds. A reply being
+// streamed is aborted first (pi's /compact), and the agent is busy until the
+// compaction ends; [Agent.Abort] cancels it. CompactionStart comes before the
+// plan is made, so a compaction that finds nothing to do ends with a
+// CompactionEnd carrying the *compaction.NotCompactableError.
 func (a *Agent) Compact(ctx context.Context, req CompactRequest) (*CompactionResult, error) {
-	plan, err := a.PlanCompaction(ctx, req)
+	ctx, release, err := a.beginManual(ctx, true)
 	if err != nil {
 		return nil, err
 	}
+	defer release()
+	reason := req.Reason
+	if reason == "" {
+		reason = ReasonManual
+	}
+	a.emit(CompactionStart{Reason: reason})
+	plan, err := a.PlanCompaction(ctx, req)
+	if err != nil {
+		a.emit(CompactionEnd{Reason: reason, Err: err})
+		return nil, err
+	}
+	plan.announced = true
 	return a.RunCompaction(ctx, plan)
 }
 
@@ -114,16 +130,23 @@ func (a *Agent) PlanCompaction(ctx context.Context, req CompactRequest) (*Compac
 	if reason == "" {
 		reason = ReasonManual
 	}
+	a.mu.Lock()
 	leaf := req.LeafID
-	if leaf == "" {
+	var path []*session.Entry
+	switch {
+	case leaf == "":
 		leaf = a.s.LeafID()
-		if leaf == "" {
-			return nil, &compaction.NotCompactableError{Err: compaction.ErrNothingToCompact, Reason: "the session has no entries"}
-		}
-	} else if a.s.Entry(leaf) == nil {
+	case a.s.Entry(leaf) == nil:
+		a.mu.Unlock()
 		return nil, fmt.Errorf("leaf %s: %w", leaf, session.ErrNotFound)
 	}
-	path := a.s.Path(leaf)
+	if leaf != "" {
+		path = a.s.Path(leaf)
+	}
+	a.mu.Unlock()
+	if leaf == "" {
+		return nil, &compaction.NotCompactableError{Err: compaction.ErrNothingToCompact, Reason: "the session has no entries"}
+	}
 	sctx, err := session.BuildContext(path)
 	if err != nil {
 		return nil, err
@@ -177,6 +200,9 @@ func (a *Agent) RunCompaction(ctx context.Context, plan *CompactionPlan) (res *C
 	if modelErr != nil && !hooks.Handles(hook.EventBeforeCompact) {
 		err = cancelled(ctx, OpCompaction, modelErr)
 		a.compactFailed(ctx, hooks, plan, err, false)
+		if plan.announced {
+			a.emit(CompactionEnd{Reason: plan.Reason, Err: err})
+		}
 		return nil, err
 	}
 	if !plan.announced {
@@ -244,7 +270,9 @@ func (a *Agent) RunCompaction(ctx context.Context, plan *CompactionPlan) (res *C
 		Plan: plan, Entry: entry, Compaction: out, TokensBefore: payload.TokensBefore, Migrated: a.migrated,
 		FromHook: fromHook, Hook: d.CompactionBy, TransformedBy: d.TransformedBy,
 	}
+	a.mu.Lock()
 	res.Context, err = a.s.Context(entry.ID)
+	a.mu.Unlock()
 	if err != nil {
 		// Not expected: the path decoded when the plan was made.
 		err = fmt.Errorf("compaction %s written, but the context after it cannot be built: %w", entry.ID, err)

@@ -60,16 +60,28 @@ func testSettings(t *testing.T, kv ...string) *settings.Settings {
 	return s
 }
 
-// events records an agent's events.
+// events records an agent's events; on, when set, is told each one as it
+// comes (outside the lock).
 type events struct {
 	mu   sync.Mutex
 	list []agent.Event
+	on   func(agent.Event)
 }
 
 func (e *events) add(ev agent.Event) {
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	e.list = append(e.list, ev)
+	on := e.on
+	e.mu.Unlock()
+	if on != nil {
+		on(ev)
+	}
+}
+
+func (e *events) reset() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.list = nil
 }
 
 func (e *events) all() []agent.Event {

@@ -197,8 +197,8 @@ func TestCompactWithHooks(t *testing.T) {
 		if got.names() != "failed" || failed.ErrorMessage != err.Error() || failed.Aborted || failed.FromExtension {
 			t.Errorf("events %s: %+v", got.names(), failed)
 		}
-		if k := ev.kinds(); k != "hooks" {
-			t.Errorf("agent events %q: nothing should start", k)
+		if k := ev.kinds(); k != "start hooks end" {
+			t.Errorf("agent events %q: want the failure right after the start", k)
 		}
 		unchangedFile(t, path, before)
 	})

@@ -117,6 +117,11 @@ func (r *NavigationResult) Written() bool { return r.SummaryEntry != nil || r.La
 // Navigate moves to another point of the session tree, summarizing the
 // branch left when asked: [Agent.PlanNavigation], then [Agent.RunNavigation].
 func (a *Agent) Navigate(ctx context.Context, req NavigateRequest) (*NavigationResult, error) {
+	ctx, release, err := a.beginManual(ctx, req.Summarize)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	plan, err := a.PlanNavigation(ctx, req)
 	if err != nil {
 		return nil, err
@@ -132,24 +137,29 @@ func (a *Agent) PlanNavigation(ctx context.Context, req NavigateRequest) (*Navig
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	a.mu.Lock()
 	target := a.s.Entry(req.TargetID)
 	if req.TargetID == "" || target == nil {
+		a.mu.Unlock()
 		return nil, fmt.Errorf("target %q: %w", req.TargetID, session.ErrNotFound)
 	}
 	from := req.FromID
 	if from == "" {
 		from = a.s.LeafID()
 	} else if a.s.Entry(from) == nil {
+		a.mu.Unlock()
 		return nil, fmt.Errorf("entry %s to navigate from: %w", from, session.ErrNotFound)
 	}
 	var oldPath []*session.Entry
 	if from != "" {
 		oldPath = a.s.Path(from)
 	}
+	targetPath := a.s.Path(target.ID)
+	a.mu.Unlock()
 	plan := &NavigationPlan{
 		Summarize: req.Summarize, Instructions: strings.TrimSpace(req.Instructions), ReplaceInstructions: req.ReplaceInstructions,
 		Label:    strings.TrimSpace(req.Label),
-		Branch:   compaction.CollectBranch(oldPath, a.s.Path(target.ID)),
+		Branch:   compaction.CollectBranch(oldPath, targetPath),
 		AtTarget: from == target.ID,
 	}
 	var err error
@@ -297,6 +307,8 @@ func (a *Agent) land(ctx context.Context, plan *NavigationPlan, res *NavigationR
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		a.mu.Lock()
+		defer a.mu.Unlock()
 		if plan.NewLeafID == "" {
 			a.s.ResetLeaf()
 			return nil
