@@ -101,6 +101,11 @@ func (a *Agent) Compact(ctx context.Context, req CompactRequest) (*CompactionRes
 		return nil, err
 	}
 	defer release()
+	return a.compactBegun(ctx, req)
+}
+
+// compactBegun is Compact once the agent is busy with it.
+func (a *Agent) compactBegun(ctx context.Context, req CompactRequest) (*CompactionResult, error) {
 	reason := req.Reason
 	if reason == "" {
 		reason = ReasonManual

@@ -40,6 +40,10 @@ type conversation struct {
 	// when it ends.
 	busy bool
 	idle chan struct{}
+	// settling is closed once the last prompt's AgentSettled was emitted
+	// (nil before any): what begins after it waits for it, so that no event
+	// of a new run or operation comes before it.
+	settling chan struct{}
 	// visible is set once the model began its first reply to the current
 	// prompt. A prompt arriving before that arrived together with the one
 	// being started (pi loses such a prompt): it is queued as a follow-up
@@ -263,13 +267,19 @@ func (a *Agent) now() time.Time {
 // messages that follow, as pi 1.6's agent session does.
 func (a *Agent) drive(ctx context.Context, prompt *llm.UserMessage) {
 	aborted := false
+	a.afterSettled()
 	defer func() {
 		a.flushHeldBash()
 		a.mu.Lock()
 		a.conv.retries, a.conv.retry = 0, false
+		// Idle for whatever comes next, but Wait and Abort return only
+		// once AgentSettled has been told.
+		settled := a.conv.idle
+		a.conv.idle, a.conv.settling = nil, settled
 		a.endLocked()
 		a.mu.Unlock()
 		a.emit(AgentSettled{Aborted: aborted})
+		close(settled)
 	}()
 	if err := a.setUpSession(); err != nil {
 		a.notice(NoticeError, err.Error())
@@ -544,10 +554,22 @@ func (a *Agent) beginManual(ctx context.Context, compacting bool) (context.Conte
 	a.beginLocked(cancel, true)
 	a.conv.compacting = compacting
 	a.mu.Unlock()
+	a.afterSettled()
 	return ctx, func() {
 		a.mu.Lock()
 		a.conv.compacting = false
 		a.endLocked()
 		a.mu.Unlock()
 	}, nil
+}
+
+// afterSettled waits until the AgentSettled of the prompt before has been
+// emitted.
+func (a *Agent) afterSettled() {
+	a.mu.Lock()
+	prev := a.conv.settling
+	a.mu.Unlock()
+	if prev != nil {
+		<-prev
+	}
 }

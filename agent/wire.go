@@ -104,6 +104,11 @@ func MarshalEvent(ev Event) (line []byte, ok bool, err error) {
 		fill = func(w *jsonwire.ObjectWriter) { w.Str("level", string(e.Level)) }
 	case SessionInfoChanged:
 		fill = func(w *jsonwire.ObjectWriter) { w.OptStr("name", e.Name) }
+	case BashUpdate:
+		fill = func(w *jsonwire.ObjectWriter) {
+			w.OptStr("id", e.ID)
+			w.Str("delta", e.Delta)
+		}
 	case BranchSummaryStart:
 		fill = func(*jsonwire.ObjectWriter) {}
 	case BranchSummaryEnd:
