@@ -197,7 +197,7 @@ func runChat(ctx context.Context, a *app, args []string) int {
 		return exitOK
 	}
 	if f.mode == "rpc" {
-		return a.fail("prime", usageErrorf("--mode rpc is not available in this build yet"))
+		return runRPC(ctx, a, f)
 	}
 	if !f.print && f.mode == "" && a.terminal() {
 		return a.fail("prime", usageErrorf("the interactive terminal UI is not in this build yet; use -p MESSAGE (print mode)"))
