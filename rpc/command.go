@@ -10,6 +10,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/prime-agent/prime/internal/jsonedit"
 	"github.com/prime-agent/prime/internal/jsonwire"
 	"github.com/prime-agent/prime/llm"
 )
@@ -43,7 +44,7 @@ func parseCommand(line []byte) (*command, error) {
 		return nil, &parseError{detail: jsonDetail(err)}
 	}
 	if k := v.Kind(); k != '{' {
-		return nil, &parseError{detail: "a command is a JSON object, not " + kindName(k)}
+		return nil, &parseError{detail: "a command is a JSON object, not " + jsonedit.KindName(k)}
 	}
 	c := &command{}
 	if err := json.Unmarshal(v, &c.members, jsonwire.ReadOptions); err != nil {
@@ -62,7 +63,7 @@ func parseCommand(line []byte) (*command, error) {
 		return c, &parseError{detail: `no "type" member naming the command`}
 	}
 	if t.Kind() != '"' || json.Unmarshal(t, &c.typ, jsonwire.ReadOptions) != nil {
-		return c, &parseError{detail: `"type" must be a string naming the command, not ` + kindName(t.Kind())}
+		return c, &parseError{detail: `"type" must be a string naming the command, not ` + jsonedit.KindName(t.Kind())}
 	}
 	return c, nil
 }
@@ -74,25 +75,6 @@ func jsonDetail(err error) string {
 		s = strings.TrimPrefix(s, p)
 	}
 	return s
-}
-
-// kindName names a JSON kind as a JavaScript programmer would.
-func kindName(k jsontext.Kind) string {
-	switch k {
-	case '"':
-		return "a string"
-	case '0':
-		return "a number"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	}
-	return "nothing"
 }
 
 // idText is the id as bash_execution_update events carry it: the string,
@@ -118,7 +100,7 @@ func (e *fieldError) Error() string {
 	if e.got == 0 {
 		return fmt.Sprintf("missing %q (%s)", e.name, e.want)
 	}
-	return fmt.Sprintf("%q must be %s, not %s", e.name, e.want, kindName(e.got))
+	return fmt.Sprintf("%q must be %s, not %s", e.name, e.want, jsonedit.KindName(e.got))
 }
 
 // fail records the first problem with the command's members.

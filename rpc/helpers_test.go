@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -322,6 +323,19 @@ func (g *gate) Run(ctx context.Context, c tool.Call) (tool.Result, error) {
 	return tool.Result{Content: []llm.Content{llm.Text{Text: "opened"}}}, nil
 }
 
+// startGated starts a server whose model calls the gate tool once (and
+// then echoes), sends the prompt text, and returns once the tool runs.
+func startGated(t *testing.T, srv *llmtest.Server, heedCancel bool, text string) (*harness, *gate) {
+	t.Helper()
+	srv.Reply(llmtest.ToolCall("c1", "gate", `{}`))
+	srv.Handle(echo)
+	g := newGate(heedCancel)
+	h := start(t, srv, settingsFor(t), g)
+	h.send(fmt.Sprintf(`{"id":"p","type":"prompt","message":%q}`, text))
+	g.wait(t)
+	return h, g
+}
+
 // wait blocks until the tool has started.
 func (g *gate) wait(t *testing.T) {
 	t.Helper()
@@ -330,44 +344,4 @@ func (g *gate) wait(t *testing.T) {
 	case <-time.After(lineTimeout):
 		t.Fatal("the tool did not start")
 	}
-}
-
-// entryKinds lists the session file's entries: the message role, else the
-// entry type.
-func entryKinds(t *testing.T, path string) []string {
-	t.Helper()
-	s, err := session.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if w := s.Warnings(); len(w) > 0 {
-		t.Errorf("the session file has problems: %v", w)
-	}
-	var out []string
-	for _, e := range s.Entries() {
-		k := e.Type
-		if e.Type == session.TypeMessage {
-			k, _ = e.MessageRole()
-		}
-		out = append(out, k)
-	}
-	return out
-}
-
-// userTexts lists the texts of the user messages of the session file.
-func userTexts(t *testing.T, path string) []string {
-	t.Helper()
-	s, err := session.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, e := range s.Entries() {
-		if m, err := e.Message(); err == nil {
-			if u, ok := m.(*llm.UserMessage); ok {
-				out = append(out, llm.TextOf(u.Content))
-			}
-		}
-	}
-	return out
 }

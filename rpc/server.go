@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"sync"
-	"sync/atomic"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -44,11 +43,9 @@ type Server struct {
 
 	ag *agent.Agent
 	// ops counts the compactions and navigations under way, tasks every
-	// goroutine a command started (ops and user commands); stopping is set
-	// once the server shuts down.
-	ops      sync.WaitGroup
-	tasks    sync.WaitGroup
-	stopping atomic.Bool
+	// goroutine a command started (ops and user commands).
+	ops   sync.WaitGroup
+	tasks sync.WaitGroup
 }
 
 // New returns a server that writes its lines to out.
@@ -110,8 +107,8 @@ func (s *Server) refuse(id jsontext.Value, command, text string) {
 	s.write(appendResponse(nil, id, command, false, nil, text))
 }
 
-// errStopping answers the commands that arrive once the server shuts down.
-var errStopping = errors.New("the agent is shutting down; the command was not run")
+// textStopping answers the commands that arrive once the server shuts down.
+const textStopping = "the agent is shutting down; the command was not run"
 
 // Serve reads commands from in, one per line, and handles them for ag until
 // in ends, ctx is done or a write fails. Commands are started in the order
@@ -129,6 +126,10 @@ var errStopping = errors.New("the agent is shutting down; the command was not ru
 // after a cancelled Serve, close in to end it.
 func (s *Server) Serve(ctx context.Context, ag *agent.Agent, in io.Reader) error {
 	s.ag = ag
+	// What the commands start (a compaction, a user command) is stopped
+	// by the shutdown, even when it began after the agent was aborted.
+	cmdCtx, stopCommands := context.WithCancel(ctx)
+	defer stopCommands()
 	lines := make(chan []byte)
 	quit := make(chan struct{})
 	readDone := make(chan struct{})
@@ -139,14 +140,16 @@ func (s *Server) Serve(ctx context.Context, ag *agent.Agent, in io.Reader) error
 	}()
 
 	var err error
+	eof := false
 loop:
 	for {
 		select {
 		case line, ok := <-lines:
 			if !ok {
+				eof = true
 				break loop
 			}
-			s.handle(ctx, line)
+			s.handle(cmdCtx, line)
 		case <-ctx.Done():
 			err = context.Cause(ctx)
 			break loop
@@ -157,7 +160,6 @@ loop:
 
 	// Shut down: nothing new starts, lines still arriving are refused,
 	// and everything under way is stopped and answered.
-	s.stopping.Store(true)
 	drained := make(chan struct{})
 	go func() {
 		defer close(drained)
@@ -173,13 +175,14 @@ loop:
 			}
 		}
 	}()
+	stopCommands()
 	ag.Abort()
 	ag.AbortBash()
 	s.tasks.Wait()
 	close(quit)
 	<-drained
-	if err == nil {
-		<-readDone // in ended: the reader is done
+	if eof {
+		<-readDone
 	}
 	s.wmu.Lock()
 	werr := s.werr
@@ -228,7 +231,7 @@ func (s *Server) refuseLine(line []byte) {
 		s.refuse(id, "parse", err.Error())
 		return
 	}
-	s.refuse(c.id, c.typ, errStopping.Error())
+	s.refuse(c.id, c.typ, textStopping)
 }
 
 // handle runs the command on one line.

@@ -4,12 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/prime-agent/prime/agent"
+	"github.com/prime-agent/prime/internal/sessiontest"
 	"github.com/prime-agent/prime/llm/llmtest"
+	"github.com/prime-agent/prime/rpc"
+	"github.com/prime-agent/prime/session"
 )
 
 // names lists the types of the lines (a response as "response:ID").
@@ -49,7 +57,7 @@ func TestPromptRunsToTheEnd(t *testing.T) {
 	if err := h.finish(); err != nil {
 		t.Errorf("Serve: %v", err)
 	}
-	if k := strings.Join(entryKinds(t, h.path), " "); k != "model_change thinking_level_change system user assistant" {
+	if k := strings.Join(sessiontest.Kinds(t, h.path), " "); k != "model_change thinking_level_change system user assistant" {
 		t.Errorf("entries %s", k)
 	}
 }
@@ -68,7 +76,7 @@ func TestFraming(t *testing.T) {
 	}
 	h.send(``, `{"id":"b","type":"prompt","message":"`+long+"\u2028end\xff"+`"}`)
 	h.until(func(m msg) bool { return m.isEvent("agent_settled") })
-	texts := userTexts(t, h.path)
+	texts := sessiontest.UserTexts(t, h.path)
 	if len(texts) != 1 || texts[0] != long+"\u2028end\uFFFD" {
 		t.Errorf("the user message is not the line's text (%d messages)", len(texts))
 	}
@@ -172,7 +180,7 @@ func TestTwoPromptsTogether(t *testing.T) {
 			t.Errorf("second prompt: %s", m.raw)
 		}
 	}
-	if got := userTexts(t, h.path); !slices.Equal(got, []string{"first", "second"}) {
+	if got := sessiontest.UserTexts(t, h.path); !slices.Equal(got, []string{"first", "second"}) {
 		t.Errorf("user messages %q", got)
 	}
 	if strings.Count(n, "agent_settled") != 1 {
@@ -183,13 +191,7 @@ func TestTwoPromptsTogether(t *testing.T) {
 // TestWhileBusy: while a tool runs, a prompt without streamingBehavior is
 // refused, steer and follow_up are queued and delivered in pi's order.
 func TestWhileBusy(t *testing.T) {
-	srv := llmtest.NewAnthropic(t)
-	srv.Reply(llmtest.ToolCall("c1", "gate", `{}`))
-	srv.Handle(echo)
-	g := newGate(false)
-	h := start(t, srv, settingsFor(t), g)
-	h.send(`{"id":"p","type":"prompt","message":"open the gate"}`)
-	g.wait(t)
+	h, g := startGated(t, llmtest.NewAnthropic(t), false, "open the gate")
 	h.send(`{"id":"busy","type":"prompt","message":"are you there?"}`)
 	if r := h.response("busy"); r.success() || !strings.Contains(r.errText(), "streamingBehavior") {
 		t.Errorf("prompt while busy: %s", r.raw)
@@ -210,7 +212,7 @@ func TestWhileBusy(t *testing.T) {
 	close(g.release)
 	h.until(func(m msg) bool { return m.isEvent("agent_settled") })
 	want := []string{"open the gate", "steering", "following up", "queued by behavior"}
-	if got := userTexts(t, h.path); !slices.Equal(got, want) {
+	if got := sessiontest.UserTexts(t, h.path); !slices.Equal(got, want) {
 		t.Errorf("user messages %q, want %q", got, want)
 	}
 	// While idle, steer and follow_up start a run (DESIGN decision 7).
@@ -224,13 +226,7 @@ func TestWhileBusy(t *testing.T) {
 // TestAbort: abort mid-tool answers after the run settled aborted, every
 // call has its result, and the session goes on.
 func TestAbort(t *testing.T) {
-	srv := llmtest.NewOpenAI(t)
-	srv.Reply(llmtest.ToolCall("c1", "gate", `{}`))
-	srv.Handle(echo)
-	g := newGate(true)
-	h := start(t, srv, settingsFor(t), g)
-	h.send(`{"id":"p","type":"prompt","message":"wait"}`)
-	g.wait(t)
+	h, _ := startGated(t, llmtest.NewOpenAI(t), true, "wait")
 	h.send(`{"id":"a","type":"abort"}`)
 	got := h.until(func(m msg) bool { return m.isResponse("a") })
 	n := names(got)
@@ -242,12 +238,12 @@ func TestAbort(t *testing.T) {
 			t.Errorf("settled %s", m.raw)
 		}
 	}
-	if k := entryKinds(t, h.path); k[len(k)-1] != "toolResult" {
+	if k := sessiontest.Kinds(t, h.path); k[len(k)-1] != "toolResult" {
 		t.Errorf("entries %v", k)
 	}
 	h.send(`{"id":"p2","type":"prompt","message":"again"}`)
 	h.until(func(m msg) bool { return m.isEvent("agent_settled") })
-	if got := userTexts(t, h.path); !slices.Equal(got, []string{"wait", "again"}) {
+	if got := sessiontest.UserTexts(t, h.path); !slices.Equal(got, []string{"wait", "again"}) {
 		t.Errorf("user messages %q", got)
 	}
 }
@@ -317,13 +313,7 @@ func TestCompactOrder(t *testing.T) {
 // arrive while it stops are answered with a failure; Serve returns the
 // context's error.
 func TestShutdownOnSignal(t *testing.T) {
-	srv := llmtest.NewAnthropic(t)
-	srv.Reply(llmtest.ToolCall("c1", "gate", `{}`))
-	srv.Handle(echo)
-	g := newGate(false) // ignores the abort until released
-	h := start(t, srv, settingsFor(t), g)
-	h.send(`{"id":"p","type":"prompt","message":"wait"}`)
-	g.wait(t)
+	h, g := startGated(t, llmtest.NewAnthropic(t), false, "wait")
 	h.stop()
 	h.send(`{"id":"late","type":"get_state"}`, `not json`)
 	if r := h.response("late"); r.success() || !strings.Contains(r.errText(), "shutting down") {
@@ -346,13 +336,7 @@ func TestShutdownOnSignal(t *testing.T) {
 // TestEndOfInput: closing the input aborts what runs and Serve returns nil
 // once it settled.
 func TestEndOfInput(t *testing.T) {
-	srv := llmtest.NewAnthropic(t)
-	srv.Reply(llmtest.ToolCall("c1", "gate", `{}`))
-	srv.Handle(echo)
-	g := newGate(true)
-	h := start(t, srv, settingsFor(t), g)
-	h.send(`{"id":"p","type":"prompt","message":"wait"}`)
-	g.wait(t)
+	h, _ := startGated(t, llmtest.NewAnthropic(t), true, "wait")
 	if err := h.finish(); err != nil {
 		t.Errorf("Serve: %v", err)
 	}
@@ -360,7 +344,7 @@ func TestEndOfInput(t *testing.T) {
 	if last := got[len(got)-1]; last.m["aborted"] != true {
 		t.Errorf("settled %s", last.raw)
 	}
-	if k := entryKinds(t, h.path); k[len(k)-1] != "toolResult" {
+	if k := sessiontest.Kinds(t, h.path); k[len(k)-1] != "toolResult" {
 		t.Errorf("entries %v", k)
 	}
 }
@@ -391,5 +375,83 @@ func TestSettingsSaved(t *testing.T) {
 	}
 	if d := h.diag.String(); strings.Count(d, "could not be saved in the settings: disk full") != 4 {
 		t.Errorf("diagnostics %q", d)
+	}
+}
+
+// TestPromptWithImage: pi's image blocks go to the model with the text.
+func TestPromptWithImage(t *testing.T) {
+	srv := llmtest.NewAnthropic(t)
+	srv.Handle(echo)
+	h := start(t, srv, settingsFor(t))
+	h.send(`{"id":"p","type":"prompt","message":"what is this?","images":[{"type":"image","data":"aGVsbG8=","mimeType":"image/png"}]}`)
+	h.until(func(m msg) bool { return m.isEvent("agent_settled") })
+	if body := string(srv.LastRequest().Body); !strings.Contains(body, `"data":"aGVsbG8="`) || !strings.Contains(body, "image/png") {
+		t.Errorf("the request lacks the image: %.500s", body)
+	}
+}
+
+// TestBashStoppedByTheEnd: a user command that starts as the input ends is
+// stopped with the rest, and answered.
+func TestBashStoppedByTheEnd(t *testing.T) {
+	srv := llmtest.NewAnthropic(t)
+	h := start(t, srv, settingsFor(t))
+	h.send(`{"id":"b","type":"bash","command":"sleep 600"}`)
+	if err := h.finish(); err != nil {
+		t.Errorf("Serve: %v", err)
+	}
+	r := h.response("b")
+	if r.success() && r.data()["cancelled"] != true {
+		t.Errorf("bash: %s", r.raw)
+	}
+}
+
+// failingWriter fails every write after the first n.
+type failingWriter struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (w *failingWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.n == 0 {
+		return 0, errors.New("the client went away")
+	}
+	w.n--
+	return len(p), nil
+}
+
+// TestWriteFailure: when the output fails, Serve stops the agent and
+// returns the error, though the input stays open.
+func TestWriteFailure(t *testing.T) {
+	srv := llmtest.NewAnthropic(t)
+	srv.Handle(echo)
+	dir := t.TempDir()
+	writeModels(t, dir, srv)
+	s, err := session.Create(filepath.Join(t.TempDir(), "s.jsonl"), session.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := rpc.New(&failingWriter{n: 2}, rpc.Options{})
+	ag := agent.New(s, agent.Config{Settings: settingsFor(t), AgentDir: dir, Getenv: func(string) string { return "" },
+		Events: server.Event, Model: srv.Model().Provider + "/" + srv.Model().ID, NoContextFiles: true})
+	defer ag.Close()
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	done := make(chan error, 1)
+	go func() { done <- server.Serve(context.Background(), ag, pr) }()
+	if _, err := io.WriteString(pw, `{"type":"prompt","message":"hi"}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "the client went away") {
+			t.Errorf("Serve returned %v", err)
+		}
+	case <-time.After(lineTimeout):
+		t.Fatal("Serve did not return after its output failed")
+	}
+	if ag.Busy() {
+		t.Error("the agent still works")
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -20,7 +19,7 @@ import (
 	"github.com/go-json-experiment/json"
 
 	"github.com/prime-agent/prime/internal/golden"
-	"github.com/prime-agent/prime/llm"
+	"github.com/prime-agent/prime/internal/sessiontest"
 	"github.com/prime-agent/prime/llm/llmtest"
 	"github.com/prime-agent/prime/session"
 )
@@ -102,7 +101,7 @@ type rpcProc struct {
 	cmd    *exec.Cmd
 	in     io.WriteCloser
 	lines  chan rpcLine
-	stderr *lockedBuffer
+	stderr *syncBuffer
 	// log, when set, records every line sent and received.
 	log func(dir, line string)
 	// exited is closed when the process has ended; code is its status.
@@ -126,24 +125,6 @@ func (l rpcLine) str(key string) string   { s, _ := l.data()[key].(string); retu
 func (l rpcLine) field(key string) any    { return l.m[key] }
 func (l rpcLine) message() map[string]any { m, _ := l.m["message"].(map[string]any); return m }
 
-// lockedBuffer is a bytes.Buffer safe for concurrent use.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 // start runs prime --mode rpc with args in the project.
 func (s *rpcSetup) start(t *testing.T, args ...string) *rpcProc {
 	t.Helper()
@@ -151,7 +132,7 @@ func (s *rpcSetup) start(t *testing.T, args ...string) *rpcProc {
 	cmd := exec.Command(bin, append([]string{"--mode", "rpc", "--model", "fake/fake-model", "--no-context-files"}, args...)...)
 	cmd.Dir = s.project
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + s.agentDir, session.EnvAgentDir + "=" + s.agentDir}
-	p := &rpcProc{t: t, cmd: cmd, lines: make(chan rpcLine, 10000), stderr: &lockedBuffer{}, exited: make(chan struct{})}
+	p := &rpcProc{t: t, cmd: cmd, lines: make(chan rpcLine, 10000), stderr: &syncBuffer{}, exited: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -268,6 +249,16 @@ func (p *rpcProc) call(id, cmd string) rpcLine {
 	return got[len(got)-1]
 }
 
+// converse sends each message as a prompt and waits until the agent
+// settles.
+func (p *rpcProc) converse(messages ...string) {
+	p.t.Helper()
+	for _, m := range messages {
+		p.send(fmt.Sprintf(`{"type":"prompt","message":%q}`, m))
+		p.settle()
+	}
+}
+
 // settle reads lines until the agent settles.
 func (p *rpcProc) settle() []rpcLine {
 	p.t.Helper()
@@ -322,29 +313,14 @@ func kinds(ls []rpcLine) string {
 	return strings.Join(out, " ")
 }
 
-// sessionKinds lists a session file's entries: a message's role, else the
-// entry's type; the file must load without problems.
+// sessionKinds lists a session file's entries (sessiontest.Kinds) as one
+// string.
 func sessionKinds(t *testing.T, path string) string {
 	t.Helper()
-	s, err := session.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if w := s.Warnings(); len(w) > 0 || s.TornTail() {
-		t.Errorf("%s has problems: %v", path, w)
-	}
-	var out []string
-	for _, e := range s.Entries() {
-		k := e.Type
-		if e.Type == session.TypeMessage {
-			k, _ = e.MessageRole()
-		}
-		out = append(out, k)
-	}
-	return strings.Join(out, " ")
+	return strings.Join(sessiontest.Kinds(t, path), " ")
 }
 
-// entryIDs returns the ids of get_entries' answer, with their kinds.
+// entryList returns the ids of get_entries' answer, with their kinds.
 func entryList(l rpcLine) (ids, ks []string) {
 	for _, e := range l.data()["entries"].([]any) {
 		m := e.(map[string]any)
@@ -538,6 +514,23 @@ func TestRPCGolden(t *testing.T) {
 		t.Errorf("exit %d after the end of input, with %d more lines (stderr: %s)", code, len(rest), p.stderr)
 	}
 	golden.Check(t, "rpc-session.golden", transcript.String())
+	// The switches and modes the client set are saved, as pi saves them.
+	saved, err := os.ReadFile(filepath.Join(s.agentDir, "settings.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		SteeringMode string                  `json:"steeringMode"`
+		FollowUpMode string                  `json:"followUpMode"`
+		Compaction   struct{ Enabled *bool } `json:"compaction"`
+		Retry        struct{ Enabled *bool } `json:"retry"`
+	}
+	if err := json.Unmarshal(saved, &doc, json.MatchCaseInsensitiveNames(true)); err != nil {
+		t.Fatal(err)
+	}
+	if doc.SteeringMode != "all" || doc.FollowUpMode != "one-at-a-time" || doc.Compaction.Enabled == nil || *doc.Compaction.Enabled || doc.Retry.Enabled == nil || *doc.Retry.Enabled {
+		t.Errorf("settings.json after the session:\n%s", saved)
+	}
 }
 
 // bashCall is a reply calling the bash tool with command.
@@ -549,24 +542,6 @@ func bashCall(id, command string) llmtest.Reply {
 // waitUntilFile is a shell command that waits until the file exists.
 func waitUntilFile(path string) string {
 	return fmt.Sprintf("while [ ! -e '%s' ]; do sleep 0.02; done; echo opened", path)
-}
-
-// userTextsOf lists the texts of the user messages of a session file.
-func userTextsOf(t *testing.T, path string) []string {
-	t.Helper()
-	s, err := session.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, e := range s.Entries() {
-		if m, err := e.Message(); err == nil {
-			if u, ok := m.(*llm.UserMessage); ok {
-				out = append(out, llm.TextOf(u.Content))
-			}
-		}
-	}
-	return out
 }
 
 func TestRPCToolCalls(t *testing.T) {
@@ -663,7 +638,7 @@ func TestRPCSteerAndFollowUp(t *testing.T) {
 	}
 	p.settle()
 	path := p.call("s2", `{"id":"s2","type":"get_state"}`).str("sessionFile")
-	if got, want := userTextsOf(t, path), []string{"start", "steer this way", "then this", "and this"}; !slices.Equal(got, want) {
+	if got, want := sessiontest.UserTexts(t, path), []string{"start", "steer this way", "then this", "and this"}; !slices.Equal(got, want) {
 		t.Errorf("user messages %q, want %q", got, want)
 	}
 	// The steer came after the tool's result, before the next request.
@@ -736,10 +711,7 @@ func TestRPCAbort(t *testing.T) {
 func TestRPCCompact(t *testing.T) {
 	s := newRPCSetup(t, map[string]any{"compaction": map[string]any{"keepRecentTokens": 1}})
 	p := s.start(t)
-	for _, m := range []string{"first question", "second question"} {
-		p.send(fmt.Sprintf(`{"type":"prompt","message":%q}`, m))
-		p.settle()
-	}
+	p.converse("first question", "second question")
 	p.send(`{"id":"c","type":"compact","customInstructions":"remember both questions"}`)
 	got := p.until(func(l rpcLine) bool { return l.answers("c") })
 	if k := kinds(got); k != "compaction_start compaction_end response:c" {
@@ -841,10 +813,7 @@ func TestRPCAutoCompaction(t *testing.T) {
 func TestRPCNavigateTree(t *testing.T) {
 	s := newRPCSetup(t, nil)
 	p := s.start(t)
-	for _, m := range []string{"first question", "second question"} {
-		p.send(fmt.Sprintf(`{"type":"prompt","message":%q}`, m))
-		p.settle()
-	}
+	p.converse("first question", "second question")
 	second := userEntry(t, p.call("e", `{"id":"e","type":"get_entries"}`), "second question")
 	p.send(fmt.Sprintf(`{"id":"n","type":"navigate_tree","targetId":%q,"summarize":true,"customInstructions":"mention the second question","label":"checkpoint"}`, second))
 	got := p.until(func(l rpcLine) bool { return l.answers("n") })
@@ -887,10 +856,7 @@ func TestRPCNavigateTree(t *testing.T) {
 func TestRPCForkAndSwitch(t *testing.T) {
 	s := newRPCSetup(t, nil)
 	p := s.start(t)
-	for _, m := range []string{"first question", "second question"} {
-		p.send(fmt.Sprintf(`{"type":"prompt","message":%q}`, m))
-		p.settle()
-	}
+	p.converse("first question", "second question")
 	original := p.call("s", `{"id":"s","type":"get_state"}`).str("sessionFile")
 	all := p.call("e", `{"id":"e","type":"get_entries"}`)
 	allIDs, _ := entryList(all)
@@ -979,7 +945,7 @@ func TestRPCBadInput(t *testing.T) {
 	p.settle()
 	state := p.call("s", `{"id":"s","type":"get_state"}`)
 	path := state.str("sessionFile")
-	if got := userTextsOf(t, path); !slices.Equal(got, []string{"first", "second"}) {
+	if got := sessiontest.UserTexts(t, path); !slices.Equal(got, []string{"first", "second"}) {
 		t.Errorf("user messages %q", got)
 	}
 	// The last line has no newline: it is a command all the same.
