@@ -504,7 +504,8 @@ func (s *Server) entries(ctx context.Context, c *command) ([]byte, error) {
 func (s *Server) tree(ctx context.Context, c *command) ([]byte, error) {
 	var b []byte
 	s.ag.View(func(ss *session.Session) {
-		b = appendTree([]byte(`{"tree":`), ss.Tree(), labelTimes(ss))
+		b = make([]byte, 0, linesSize(ss.Entries(), len(`{"entry":,"children":[]}`))+64)
+		b = appendTree(append(b, `{"tree":`...), ss.Tree(), labelTimes(ss))
 		b = appendLeaf(append(b, `,"leafId":`...), ss.LeafID())
 		b = append(b, '}')
 	})

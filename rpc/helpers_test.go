@@ -78,7 +78,7 @@ func echo(r *llmtest.Request) llmtest.Reply {
 // harness is a server running in the test process over pipes, for an agent
 // on a session file in a temporary directory.
 type harness struct {
-	t     *testing.T
+	t     testing.TB
 	srv   *llmtest.Server
 	ag    *agent.Agent
 	path  string
@@ -91,7 +91,7 @@ type harness struct {
 }
 
 // start runs a server for a new agent talking to srv with the given tools.
-func start(t *testing.T, srv *llmtest.Server, st *settings.Settings, tools ...tool.Tool) *harness {
+func start(t testing.TB, srv *llmtest.Server, st *settings.Settings, tools ...tool.Tool) *harness {
 	t.Helper()
 	s, err := session.Create(filepath.Join(t.TempDir(), "s.jsonl"), session.Options{CWD: t.TempDir()})
 	if err != nil {
@@ -101,7 +101,7 @@ func start(t *testing.T, srv *llmtest.Server, st *settings.Settings, tools ...to
 }
 
 // startOn is start for the session s.
-func startOn(t *testing.T, s *session.Session, srv *llmtest.Server, st *settings.Settings, tools ...tool.Tool) *harness {
+func startOn(t testing.TB, s *session.Session, srv *llmtest.Server, st *settings.Settings, tools ...tool.Tool) *harness {
 	t.Helper()
 	dir := t.TempDir()
 	writeModels(t, dir, srv)
@@ -226,7 +226,7 @@ func (l *lines) Write(p []byte) (int, error) {
 
 // next returns the next line, failing the test on a line that is not a
 // JSON object or when none comes.
-func (l *lines) next(t *testing.T) msg {
+func (l *lines) next(t testing.TB) msg {
 	t.Helper()
 	m := l.nextMsg(t)
 	if m.m == nil {
@@ -236,12 +236,12 @@ func (l *lines) next(t *testing.T) msg {
 }
 
 // nextRaw returns the next line as it was written.
-func (l *lines) nextRaw(t *testing.T) string {
+func (l *lines) nextRaw(t testing.TB) string {
 	t.Helper()
 	return l.nextMsg(t).raw
 }
 
-func (l *lines) nextMsg(t *testing.T) msg {
+func (l *lines) nextMsg(t testing.TB) msg {
 	t.Helper()
 	select {
 	case m := <-l.ch:
@@ -325,7 +325,7 @@ func (g *gate) Run(ctx context.Context, c tool.Call) (tool.Result, error) {
 
 // startGated starts a server whose model calls the gate tool once (and
 // then echoes), sends the prompt text, and returns once the tool runs.
-func startGated(t *testing.T, srv *llmtest.Server, heedCancel bool, text string) (*harness, *gate) {
+func startGated(t testing.TB, srv *llmtest.Server, heedCancel bool, text string) (*harness, *gate) {
 	t.Helper()
 	srv.Reply(llmtest.ToolCall("c1", "gate", `{}`))
 	srv.Handle(echo)
@@ -337,7 +337,7 @@ func startGated(t *testing.T, srv *llmtest.Server, heedCancel bool, text string)
 }
 
 // wait blocks until the tool has started.
-func (g *gate) wait(t *testing.T) {
+func (g *gate) wait(t testing.TB) {
 	t.Helper()
 	select {
 	case <-g.started:

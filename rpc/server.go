@@ -91,7 +91,7 @@ func (s *Server) write(line []byte) {
 	if s.werr != nil {
 		return
 	}
-	if _, err := s.out.Write(append(line, '\n')); err != nil {
+	if _, err := s.out.Write(append(line, '\n')); err != nil { // one Write a line
 		s.werr = fmt.Errorf("writing to the client: %w", err)
 		s.failOnce.Do(func() { close(s.failed) })
 	}
@@ -99,7 +99,8 @@ func (s *Server) write(line []byte) {
 
 // respond writes a success response with data (nil: none).
 func (s *Server) respond(c *command, data []byte) {
-	s.write(appendResponse(nil, c.id, c.typ, true, data, ""))
+	b := make([]byte, 0, len(data)+len(c.id)+len(c.typ)+64) // the line and its newline, without growing
+	s.write(appendResponse(b, c.id, c.typ, true, data, ""))
 }
 
 // refuse writes a failure response.

@@ -271,6 +271,10 @@ func TestCompactOrder(t *testing.T) {
 	if r := h.response("p"); r.success() || !strings.Contains(r.errText(), "compaction") {
 		t.Errorf("prompt during the compaction: %s", r.raw)
 	}
+	h.send(`{"id":"st","type":"get_state"}`)
+	if st := h.response("st").data(); st["isCompacting"] != true || st["isStreaming"] != false {
+		t.Errorf("state during a manual compaction: %v", st)
+	}
 	<-summaries
 	close(release)
 	got := h.until(func(m msg) bool { return m.isResponse("c") })

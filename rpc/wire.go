@@ -3,6 +3,7 @@ package rpc
 import (
 	"bytes"
 	"io"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -175,7 +176,7 @@ func statsData(st agent.State, stats agent.Stats, usage agent.ContextUsage) ([]b
 
 // appendEntries appends the entries as a JSON array of their lines.
 func appendEntries(b []byte, entries []*session.Entry) []byte {
-	b = append(b, '[')
+	b = append(slices.Grow(b, linesSize(entries, 1)+2), '[')
 	for i, e := range entries {
 		if i > 0 {
 			b = append(b, ',')
@@ -183,6 +184,15 @@ func appendEntries(b []byte, entries []*session.Entry) []byte {
 		b = append(b, rawEntry(e)...)
 	}
 	return append(b, ']')
+}
+
+// linesSize is the size of the entries' lines with extra bytes each.
+func linesSize(entries []*session.Entry, extra int) int {
+	n := 0
+	for _, e := range entries {
+		n += len(e.Raw()) + extra
+	}
+	return n
 }
 
 // appendLeaf appends the leaf id, or null for an empty session.
