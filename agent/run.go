@@ -49,6 +49,8 @@ type conversation struct {
 	// being started (pi loses such a prompt): it is queued as a follow-up
 	// rather than refused.
 	visible bool
+	// reply is the metadata of the reply being streamed, as it began.
+	reply *llm.AssistantMessage
 	// manual is set while a manual compaction or a navigation runs: prompts
 	// are refused meanwhile.
 	manual bool
@@ -397,14 +399,19 @@ func (a *Agent) onLoopEvent(ctx context.Context, e loop.Event) {
 	case loop.TurnEnd:
 		a.emit(TurnEnd{Message: e.Message, ToolResults: e.ToolResults})
 	case loop.MessageStart:
-		if e.Message.Role() == llm.RoleAssistant {
+		if am, ok := e.Message.(*llm.AssistantMessage); ok {
+			meta := *am // the metadata as the stream began, for the updates
+			meta.Content = nil
 			a.mu.Lock()
-			a.conv.visible = true
+			a.conv.visible, a.conv.reply = true, &meta
 			a.mu.Unlock()
 		}
 		a.emit(MessageStart{Message: e.Message})
 	case loop.MessageUpdate:
-		a.emit(MessageUpdate{Event: e.Event})
+		a.mu.Lock()
+		reply := a.conv.reply
+		a.mu.Unlock()
+		a.emit(MessageUpdate{Message: reply, Event: e.Event})
 	case loop.MessageEnd:
 		entry := a.store(ctx, e.Message)
 		a.emit(MessageEnd{Message: e.Message, Entry: entry, Err: e.Err})

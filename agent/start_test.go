@@ -154,3 +154,26 @@ func TestMarshalBashUpdate(t *testing.T) {
 		}
 	}
 }
+
+// TestUpdatesCarryTheReply: a streamed step carries the reply's metadata
+// as it began (pi's message_update has its usage).
+func TestUpdatesCarryTheReply(t *testing.T) {
+	srv := llmtest.NewAnthropic(t)
+	srv.Reply(llmtest.Text("hello there"), llmtest.Usage(1234, 5))
+	var ev events
+	ag, _ := live(t, srv, &ev)
+	send(t, ag, "hi")
+	updates := eventsOf[agent.MessageUpdate](&ev)
+	if len(updates) == 0 {
+		t.Fatal("no updates")
+	}
+	for _, u := range updates {
+		if u.Message == nil || u.Message.Usage.Input != 1234 || u.Message.Model != srv.Model().ID || len(u.Message.Content) != 0 {
+			t.Fatalf("update %+v", u)
+		}
+	}
+	line, _, err := agent.MarshalEvent(updates[0])
+	if err != nil || !strings.Contains(string(line), `"usage":{"input":1234,`) {
+		t.Errorf("%s %v", line, err)
+	}
+}

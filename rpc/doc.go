@@ -14,8 +14,10 @@
 // still counts. Bytes that are not UTF-8 become U+FFFD, as they do for
 // JavaScript's decoder; empty lines are skipped. Output is one compact JSON
 // object per line, LF-terminated and valid UTF-8, written whole (lines never
-// interleave) and nothing else: diagnostics go to Options.Stderr. A client
-// that does not read its output holds the agent back rather than lose lines.
+// interleave) and nothing else: diagnostics go to Options.Stderr, a line
+// each. A client that does not read its output holds the agent back rather
+// than lose lines; a client that has gone (a failed write) ends the server
+// as the end of input does, and Serve returns the write's error.
 //
 // # Commands and responses
 //
@@ -73,9 +75,9 @@
 // # Shutdown
 //
 // At the end of input the commands read so far are started, then the agent
-// is aborted (the run, a compaction or navigation, a user command), Serve
-// waits until everything the commands started has ended and answered, and
-// returns nil (prime exits 0). When its context is cancelled (prime: the
+// is aborted (the run, a compaction or navigation, a user command, even one
+// that began after the abort), Serve waits until everything the commands
+// started has ended and answered, and returns nil (prime exits 0). When its context is cancelled (prime: the
 // first SIGTERM, SIGHUP or SIGINT) it does the same without starting
 // anything more: commands still arriving are answered with a failure ("the
 // agent is shutting down"), and Serve returns the context's error (prime
@@ -102,7 +104,7 @@
 //   - steer and follow_up while the agent is idle start a run with the
 //     message (disposition "started"; DESIGN decision 7): pi queues it until
 //     the next prompt.
-//   - After the end of input, or a signal, a command still arriving gets a
+//   - After a signal, a command still arriving while the agent stops gets a
 //     failure response instead of being dropped.
 //   - Models are sent without their HTTP headers, which may hold keys.
 //   - export_html answers that it is not supported; get_commands lists no

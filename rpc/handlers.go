@@ -105,11 +105,11 @@ func errorText(err error) string {
 	return err.Error()
 }
 
-// Responses that say nothing was cancelled (Prime has no hook that cancels a
-// session switch) and that there is no answer.
-var (
-	notCancelled = []byte(`{"cancelled":false}`)
-	null         = []byte(`null`)
+// Answers that say nothing was cancelled (Prime has no hook that cancels a
+// session switch) and that there is nothing to say.
+const (
+	notCancelled = `{"cancelled":false}`
+	null         = `null`
 )
 
 func dispositionData(d agent.Disposition) []byte {
@@ -195,7 +195,7 @@ func (s *Server) newSession(ctx context.Context, c *command) ([]byte, error) {
 	if err := s.ag.NewSessionFrom(parent); err != nil {
 		return nil, err
 	}
-	return notCancelled, nil
+	return []byte(notCancelled), nil
 }
 
 func (s *Server) getState(ctx context.Context, c *command) ([]byte, error) {
@@ -238,7 +238,7 @@ func (s *Server) cycleModel(ctx context.Context, c *command) ([]byte, error) {
 		return nil, err
 	}
 	if !ok {
-		return null, nil
+		return []byte(null), nil
 	}
 	return encode(func(w *jsonwire.ObjectWriter) {
 		w.Value("model", wireModel(m))
@@ -278,7 +278,7 @@ func (s *Server) cycleThinkingLevel(ctx context.Context, c *command) ([]byte, er
 		return nil, err
 	}
 	if !ok {
-		return null, nil
+		return []byte(null), nil
 	}
 	return quoteObject("level", string(level)), nil
 }
@@ -414,7 +414,7 @@ func (s *Server) switchSession(ctx context.Context, c *command) ([]byte, error) 
 	if err := s.ag.SwitchSession(path); err != nil {
 		return nil, err
 	}
-	return notCancelled, nil
+	return []byte(notCancelled), nil
 }
 
 func (s *Server) fork(ctx context.Context, c *command) ([]byte, error) {
@@ -436,7 +436,7 @@ func (s *Server) clone(ctx context.Context, c *command) ([]byte, error) {
 	if _, err := s.ag.Clone(); err != nil {
 		return nil, fmt.Errorf("cannot clone: %w", err)
 	}
-	return notCancelled, nil
+	return []byte(notCancelled), nil
 }
 
 // forkMessages lists every user message of the session file with text,

@@ -41,6 +41,9 @@ type Server struct {
 	failed   chan struct{}
 	failOnce sync.Once
 
+	// dmu serializes the lines of diagnostics.
+	dmu sync.Mutex
+
 	ag *agent.Agent
 	// ops counts the compactions and navigations under way, tasks every
 	// goroutine a command started (ops and user commands).
@@ -80,6 +83,8 @@ func (s *Server) Event(e agent.Event) {
 // diag writes one line of diagnostics.
 func (s *Server) diag(format string, args ...any) {
 	if s.opts.Stderr != nil {
+		s.dmu.Lock()
+		defer s.dmu.Unlock()
 		fmt.Fprintf(s.opts.Stderr, "prime: "+format+"\n", args...)
 	}
 }
