@@ -18,6 +18,7 @@ import (
 	"github.com/prime-agent/prime/llm/llmtest"
 	"github.com/prime-agent/prime/rpc"
 	"github.com/prime-agent/prime/session"
+	"github.com/prime-agent/prime/settings"
 )
 
 // fuzzSeeds are sessions of commands, good and bad.
@@ -46,63 +47,70 @@ func FuzzServe(f *testing.F) {
 	srv := llmtest.NewAnthropic(f)
 	srv.Handle(echo)
 	st := settingsFor(f, "compaction.keepRecentTokens", "1")
-	f.Fuzz(func(t *testing.T, input []byte) {
-		if touchesOutside(input) {
-			t.Skip("runs a shell command or opens a file of the fuzzer's choosing")
-		}
-		agentDir, work := t.TempDir(), t.TempDir()
-		writeModels(t, agentDir, srv)
-		path := filepath.Join(agentDir, "sessions", "s.jsonl")
-		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-			t.Fatal(err)
-		}
-		s, err := session.Create(path, session.Options{CWD: work})
-		if err != nil {
-			t.Fatal(err)
-		}
-		// Twice: all lines at once, then each sent once the one before
-		// was answered and the agent is idle (so that runs, compactions
-		// and navigations write their entries).
-		for _, paced := range []bool{false, true} {
-			out := &checkedLines{t: t, responses: make(chan struct{}, len(input)+1)}
-			server := rpc.New(out, rpc.Options{})
-			ag := agent.New(s, agent.Config{
-				Settings: st, AgentDir: agentDir, Getenv: func(string) string { return "" }, Events: server.Event,
-				Model: srv.Model().Provider + "/" + srv.Model().ID, NoContextFiles: true, CWD: work,
-			})
-			var in io.Reader = bytes.NewReader(input)
-			if paced {
-				in = &pacedReader{t: t, lines: serverLines(input), ag: ag, responses: out.responses}
-			}
-			if err := server.Serve(context.Background(), ag, in); err != nil {
-				t.Fatalf("Serve: %v", err)
-			}
-			if ag.Busy() {
-				t.Error("busy after Serve returned")
-			}
-			ag.Close()
-			if s, err = session.Open(path); errors.Is(err, os.ErrNotExist) {
-				s, err = session.Create(path, session.Options{CWD: work})
-			}
-			if err != nil {
-				t.Fatalf("the session file: %v", err)
-			}
-		}
-		s.Close()
-		filepath.WalkDir(agentDir, func(p string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() || !strings.HasSuffix(p, ".jsonl") {
-				return err
-			}
-			loaded, err := session.Load(p)
-			if err != nil {
-				t.Errorf("%s: %v", p, err)
-				return nil
-			}
-			if w := loaded.Warnings(); len(w) > 0 || loaded.TornTail() {
-				t.Errorf("%s is damaged: %v", p, w)
-			}
-			return nil
+	f.Fuzz(func(t *testing.T, input []byte) { serveInput(t, srv, st, input) })
+}
+
+// serveInput is one run of FuzzServe: input to a new agent on a new
+// session file, twice (all at once, then paced), and the checks.
+func serveInput(t *testing.T, srv *llmtest.Server, st *settings.Settings, input []byte) {
+	if touchesOutside(input) {
+		t.Skip("runs a shell command or opens a file of the fuzzer's choosing")
+	}
+	if len(input) > 64<<10 || bytes.Count(input, []byte("\n")) > 64 {
+		t.Skip("long inputs only take long: each line is a round trip")
+	}
+	agentDir, work := t.TempDir(), t.TempDir()
+	writeModels(t, agentDir, srv)
+	path := filepath.Join(agentDir, "sessions", "s.jsonl")
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	s, err := session.Create(path, session.Options{CWD: work})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Twice: all lines at once, then each sent once the one before
+	// was answered and the agent is idle (so that runs, compactions
+	// and navigations write their entries).
+	for _, paced := range []bool{false, true} {
+		out := &checkedLines{t: t, responses: make(chan struct{}, len(input)+1)}
+		server := rpc.New(out, rpc.Options{})
+		ag := agent.New(s, agent.Config{
+			Settings: st, AgentDir: agentDir, Getenv: func(string) string { return "" }, Events: server.Event,
+			Model: srv.Model().Provider + "/" + srv.Model().ID, NoContextFiles: true, CWD: work,
 		})
+		var in io.Reader = bytes.NewReader(input)
+		if paced {
+			in = &pacedReader{t: t, lines: serverLines(input), ag: ag, responses: out.responses}
+		}
+		if err := server.Serve(context.Background(), ag, in); err != nil {
+			t.Fatalf("Serve: %v", err)
+		}
+		if ag.Busy() {
+			t.Error("busy after Serve returned")
+		}
+		ag.Close()
+		if s, err = session.Open(path); errors.Is(err, os.ErrNotExist) {
+			s, err = session.Create(path, session.Options{CWD: work})
+		}
+		if err != nil {
+			t.Fatalf("the session file: %v", err)
+		}
+	}
+	s.Close()
+	filepath.WalkDir(agentDir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".jsonl") {
+			return err
+		}
+		loaded, err := session.Load(p)
+		if err != nil {
+			t.Errorf("%s: %v", p, err)
+			return nil
+		}
+		if w := loaded.Warnings(); len(w) > 0 || loaded.TornTail() {
+			t.Errorf("%s is damaged: %v", p, w)
+		}
+		return nil
 	})
 }
 

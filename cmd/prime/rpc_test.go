@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -19,6 +20,7 @@ import (
 	"github.com/go-json-experiment/json"
 
 	"github.com/prime-agent/prime/internal/golden"
+	"github.com/prime-agent/prime/internal/proctest"
 	"github.com/prime-agent/prime/internal/sessiontest"
 	"github.com/prime-agent/prime/llm/llmtest"
 	"github.com/prime-agent/prime/session"
@@ -539,9 +541,10 @@ func bashCall(id, command string) llmtest.Reply {
 	return toolCall(id, "bash", string(args))
 }
 
-// waitUntilFile is a shell command that waits until the file exists.
+// waitUntilFile is a shell command that waits until the file exists (or
+// its directory is gone: the test ended without creating it).
 func waitUntilFile(path string) string {
-	return fmt.Sprintf("while [ ! -e '%s' ]; do sleep 0.02; done; echo opened", path)
+	return fmt.Sprintf("while [ ! -e '%s' ] && [ -d '%s' ]; do sleep 0.02; done; echo opened", path, filepath.Dir(path))
 }
 
 func TestRPCToolCalls(t *testing.T) {
@@ -997,13 +1000,21 @@ func TestRPCShutdown(t *testing.T) {
 		// A session_compact_failed hook that takes its time holds the
 		// shutdown after the first SIGTERM (after-events get a few
 		// seconds); the second exits before it ends.
-		marker, release := filepath.Join(t.TempDir(), "started"), filepath.Join(t.TempDir(), "release")
+		// The hook writes its pid to marker and runs while hold exists;
+		// hold is removed when the test ends, and then the hook must end.
+		hookPID := 0
+		t.Cleanup(func() {
+			if hookPID > 0 {
+				proctest.WaitGone(t, hookPID)
+			}
+		})
+		hold := t.TempDir()
+		marker := filepath.Join(t.TempDir(), "started")
 		hook := filepath.Join(t.TempDir(), "hook.sh")
-		script := fmt.Sprintf("#!/bin/sh\ncat >/dev/null\ntouch '%s'\n%s\n", marker, waitUntilFile(release))
+		script := fmt.Sprintf("#!/bin/sh\ncat >/dev/null\necho $$ > '%[1]s.tmp' && mv '%[1]s.tmp' '%[1]s'\nwhile [ -d '%[2]s' ]; do sleep 0.02; done\n", marker, hold)
 		if err := os.WriteFile(hook, []byte(script), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { os.WriteFile(release, nil, 0o644) })
 		s := newRPCSetup(t, map[string]any{
 			"hooks":      []any{map[string]any{"event": "session_compact_failed", "command": hook}},
 			"compaction": map[string]any{"keepRecentTokens": 1},
@@ -1028,6 +1039,10 @@ func TestRPCShutdown(t *testing.T) {
 		}
 		p.cmd.Process.Signal(syscall.SIGTERM)
 		waitFor(t, marker)
+		pid, err := os.ReadFile(marker)
+		if hookPID, err = strconv.Atoi(strings.TrimSpace(string(pid))); err != nil {
+			t.Fatalf("the hook's pid: %q", pid)
+		}
 		p.cmd.Process.Signal(syscall.SIGTERM)
 		code, rest := p.wait()
 		if code != 143 {
