@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/prime-agent/prime/agent"
+	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/llm/llmtest"
 	"github.com/prime-agent/prime/session"
 )
@@ -175,5 +176,18 @@ func TestUpdatesCarryTheReply(t *testing.T) {
 	line, _, err := agent.MarshalEvent(updates[0])
 	if err != nil || !strings.Contains(string(line), `"usage":{"input":1234,`) {
 		t.Errorf("%s %v", line, err)
+	}
+}
+
+// TestMarshalReplyStart: a reply that has only begun is "pending", as pi
+// writes it.
+func TestMarshalReplyStart(t *testing.T) {
+	line, ok, err := agent.MarshalEvent(agent.MessageStart{Message: &llm.AssistantMessage{Model: "m"}})
+	if err != nil || !ok || !strings.Contains(string(line), `"stopReason":"pending"`) {
+		t.Errorf("%s %v %v", line, ok, err)
+	}
+	done := &llm.AssistantMessage{Model: "m", StopReason: llm.StopReasonStop}
+	if line, _, _ := agent.MarshalEvent(agent.MessageStart{Message: done}); !strings.Contains(string(line), `"stopReason":"stop"`) {
+		t.Errorf("%s", line)
 	}
 }
