@@ -418,14 +418,3 @@ func (a *Agent) progress(op Op) func(compaction.Progress) {
 		a.emit(e)
 	}
 }
-
-// estimateAll is the size of a context by chars/4 alone, for a context that
-// just got a new compaction: every usage on its path measured a context
-// that no longer exists.
-func estimateAll(msgs []session.Message) int {
-	n := 0
-	for _, m := range msgs {
-		n += session.EstimateTokens(m)
-	}
-	return n
-}

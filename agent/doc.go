@@ -47,10 +47,11 @@
 // an offline request none is needed.
 //
 // The compaction entry is appended as a child of the leaf it was prepared
-// for (session.AppendAt), with the user's instructions (trimmed) and the
-// requests' usage. TokensAfter is the rebuilt context's size by chars/4
-// alone: the usage of every assistant message on the path measured the
-// context before the compaction.
+// for (session.AppendAt), with the user's instructions (trimmed), the
+// requests' usage and the system state in force at the leaf (its
+// systemMessage, stamped with the entry's time). TokensAfter is the rebuilt
+// context's size by chars/4 alone: the usage of every assistant message on
+// the path measured the context before the compaction.
 //
 // # Writing nothing on failure
 //

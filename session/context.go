@@ -153,6 +153,20 @@ func projectedEntries(path []*Entry) []*Entry {
 	return append(out, path[latest+1:]...)
 }
 
+// ApplyContextEdit returns what the model sees of m after edit (pi 1.6's
+// projectContextEntry): nil when the edit hides it, a copy with the
+// replacement content for a user, assistant, tool-result or custom
+// message, m itself for any other message or when edit is nil.
+func ApplyContextEdit(m Message, edit *ContextEditEntry) Message {
+	switch {
+	case edit == nil:
+		return m
+	case edit.Replacement == nil:
+		return nil
+	}
+	return withContent(m, edit.Replacement.Content)
+}
+
 // withContent returns a copy of m showing content instead of its own, for
 // the roles a context edit replaces (user, assistant, tool result,
 // custom); any other message unchanged.
