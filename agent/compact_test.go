@@ -33,6 +33,16 @@ func genFile(t *testing.T, seed uint64) (string, []byte) {
 	return path, data
 }
 
+// genFileOf writes the session o generates to a temporary file.
+func genFileOf(t *testing.T, o sessiongen.Options) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	if err := os.WriteFile(path, sessiongen.Bytes(o), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 // checkCompacted checks the file after one compaction: the old bytes are
 // untouched, one compaction entry was appended as a child of the old leaf,
 // and the file loads with the summary first in the context.

@@ -285,6 +285,14 @@ func oracleSessions(t *testing.T, dir string) []*oracleFile {
 		{"large-texts", sessiongen.Options{Entries: 1000, SizeScale: 3, ContextWindow: 100000}},
 		{"small-texts", sessiongen.Options{Entries: 1500, SizeScale: 0.2, ContextWindow: 20000, KeepRecentTokens: 2000}},
 		{"trailing-huge", sessiongen.Options{Entries: 600, TrailingHugeResults: 3, NoCompactions: true}},
+		// pi 1.6's transcript: system messages and patches, failed
+		// attempts hidden by context edits, compactions carrying the
+		// system state.
+		{"pi16", sessiongen.Options{Entries: 1500, Pi16: true}},
+		{"pi16-small-window", sessiongen.Options{Entries: 1500, ContextWindow: 30000, KeepRecentTokens: 4000, Pi16: true}},
+		{"pi16-nested-kept", sessiongen.Options{Entries: 1500, ContextWindow: 40000, Pi16: true}},
+		{"pi16-branches", sessiongen.Options{Entries: 1500, BranchRate: 0.25, ContextWindow: 60000, Pi16: true}},
+		{"pi16-small-texts", sessiongen.Options{Entries: 1500, SizeScale: 0.2, ContextWindow: 20000, KeepRecentTokens: 2000, Pi16: true}},
 	}
 	var files []*oracleFile
 	for _, k := range kinds {

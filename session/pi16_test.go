@@ -260,3 +260,122 @@ func TestPi16PiOracle(t *testing.T) {
 	}
 	t.Logf("%d contexts of %d edge cases identical to pi 1.6's", n, len(sessiongen.EdgeCases()))
 }
+
+// TestPiReadsPrimeEntries writes a session with every pi 1.6 shape through
+// Prime's own encoder (Session.Append): system messages made in Go (a
+// declaration without parameters, one with constrainedSampling), a patch
+// removing a section and a tool, tool-call arguments with a lone
+// surrogate, context edits that hide and replace, a compaction carrying
+// the replayed system state; then asks pi 1.6 for the context at every
+// entry and compares it with Prime's message by message, and the system
+// state byte for byte. It runs only when PRIME_PIORACLE names the
+// oracle's wrapper.
+func TestPiReadsPrimeEntries(t *testing.T) {
+	bin := pioracle.Path(t)
+	path := filepath.Join(t.TempDir(), "prime.jsonl")
+	s, err := session.Create(path, session.Options{CWD: "/tmp/project", Now: fixedClock()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendAll := func(ps ...session.Payload) {
+		t.Helper()
+		for _, p := range ps {
+			if _, err := s.Append(p); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	read := session.ToolDeclaration{Name: "read", Description: "Read a file.", Parameters: []byte(`{ "type": "object", "properties": {"path": {"type": "string"}} }`)}
+	appendAll(
+		&session.ModelChangeEntry{Provider: "anthropic", ModelID: "claude-sonnet-4-5"},
+		&session.MessageEntry{Message: &session.SystemMessage{
+			Sections:   []session.SystemSection{{Name: "preamble", Text: "You are Prime."}, {Name: "skills", Text: "Skills: none yet."}, {Name: "cwd", Text: "/tmp/project"}},
+			ToolsAdded: []session.ToolDeclaration{read, {Name: "now", Description: "The time."}, {Name: "bash", Description: "Run a command.", ConstrainedSampling: []byte(`{"mode":"strict"}`)}},
+			Timestamp:  testStart.UnixMilli(),
+		}},
+		user("Read a.go and b.go"),
+	)
+	call, err := llm.NewArguments([]byte(`{"path":"b\ud83d.go"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	withCall := assistant("Reading.")
+	withCall.Message.(*llm.AssistantMessage).Content = append(withCall.Message.(*llm.AssistantMessage).Content, llm.ToolCall{ID: "c1", Name: "read", Arguments: call})
+	appendAll(withCall, toolResult(strings.Repeat("package b\n", 40)))
+	failed := &llm.AssistantMessage{Provider: "anthropic", Model: "claude-sonnet-4-5", StopReason: llm.StopReasonError, ErrorMessage: "overloaded", Timestamp: 1}
+	appendAll(&session.MessageEntry{Message: failed})
+	failedID := s.LeafID()
+	appendAll(hide(failedID), assistant("It declares package b."), &session.MessageEntry{Message: &session.SystemMessage{
+		Sections: []session.SystemSection{{Name: "skills", Removed: true}, {Name: "cwd", Text: "/tmp/project/b"}}, ToolsRemoved: []string{"bash"}, Timestamp: 5,
+	}})
+	resultID := s.Entries()[4].ID
+	appendAll(replace(resultID, "(long result elided)"), user("Summarize."), assistant("Done."))
+	ctx, err := s.Context("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendAll(&session.CompactionEntry{Summary: "Read a.go and b.go.", FirstKeptEntryID: s.Entries()[10].ID, TokensBefore: 100, SystemMessage: ctx.System()},
+		user("Go on."))
+	s.Close()
+	if !bytes.Contains(mustRead(t, path), []byte(`{"path":"b\ud83d.go"}`)) {
+		t.Error("the lone surrogate is not written as pi writes it")
+	}
+
+	r, err := session.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in bytes.Buffer
+	for i := range r.Len() {
+		fmt.Fprintf(&in, `{"cmd":"context","file":%q,"leaf":"#%d"}`+"\n", path, i)
+	}
+	cmd := exec.Command(bin, "batch")
+	cmd.Stdin = &in
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("pioracle batch: %v", err)
+	}
+	index := map[*session.Entry]int{}
+	for i, e := range r.Entries() {
+		index[e] = i
+	}
+	for i, line := range bytes.Split(bytes.TrimSpace(out), []byte("\n")) {
+		var pi oracleContext
+		if err := json.Unmarshal(line, &pi); err != nil || pi.Error != "" {
+			t.Fatalf("#%d: %v %s", i, err, pi.Error)
+		}
+		c, err := r.Context(r.Entries()[i].ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		items := []oracleItem{}
+		for j, m := range c.Messages {
+			items = append(items, oracleItem{m.Role(), session.EstimateTokens(m), index[c.Entries[j]]})
+		}
+		if pi.Items == nil {
+			pi.Items = []oracleItem{}
+		}
+		est, next := session.EstimateContextTokens(c.Messages), c.EstimateNext()
+		if diff := cmp.Diff(pi.Items, items); diff != "" || est.Tokens != pi.Estimate.Tokens || next.Tokens != pi.Projected.Tokens {
+			t.Errorf("#%d: estimates %d/%d, pi %d/%d; messages (-pi +Prime):\n%s", i, est.Tokens, next.Tokens, pi.Estimate.Tokens, pi.Projected.Tokens, diff)
+		}
+		if sys := c.System(); pi.System != nil {
+			js, _ := json.Marshal(sys)
+			if sys.Prompt() != pi.System.Prompt || string(js) != pi.System.JSON {
+				t.Errorf("#%d: system state\nPrime  %s\npi 1.6 %s", i, js, pi.System.JSON)
+			}
+		} else if sys != nil {
+			t.Errorf("#%d: Prime replays a system state, pi none", i)
+		}
+	}
+	t.Logf("pi 1.6 read the %d entries Prime wrote as Prime does", r.Len())
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
