@@ -96,12 +96,14 @@
 //     once (C5).
 //  10. File operations accumulate: the previous compaction's lists (unless
 //     an extension wrote it, which breaks the chain as in pi), the read,
-//     write and edit calls with a "path" argument in both spans, the calls a
-//     script tool lists in its result's details.nestedCalls
-//     ({"name", "arguments"} records), and the lists of branch summaries
-//     inside the span. Paths are kept as written; lists sort in JavaScript
-//     order (UTF-16 code units); a file both read and modified is listed as
-//     modified.
+//     write and edit calls with a non-empty "path" argument in both spans,
+//     the calls a script tool made as its result's nestedCalls records
+//     them (pi 1.6's {"calls": [{"name", "arguments", ...}]}), and the lists
+//     of the branch summaries the model sees inside the span. Paths are kept
+//     as written, an empty one in an earlier summary's list included (pi
+//     1.6 carries it; only a call's empty path is no path); lists sort in
+//     JavaScript order (UTF-16 code units); a file both read and modified
+//     is listed as modified.
 //
 // System messages are never summarized: they are the prompt, which the
 // compaction entry carries as its systemMessage. Messages of roles neither
@@ -274,6 +276,9 @@
 //     compactions' details; compactions take branch summaries' file lists.
 //   - #22: a branch with nothing to summarize gets no summary entry.
 //   - C4 (pi before 1.6): no model call with an empty conversation.
+//   - pi 1.6's branch walk fails on a system message whose content is
+//     null (it reads the content without the null check its context
+//     building has); Prime reads it as "" everywhere.
 //
 // Deliberately not changed, for compatibility with pi's numbers: paths are
 // not normalised (#21), excluded bash executions count in estimates (#24),

@@ -213,6 +213,11 @@ func (f *oracleFile) leaves(seed uint64) []int {
 	for range 3 {
 		set[r.IntN(n)] = true
 	}
+	return sortedSet(set)
+}
+
+// sortedSet returns the members of set in ascending order.
+func sortedSet(set map[int]bool) []int {
 	out := make([]int, 0, len(set))
 	for i := range set {
 		out = append(out, i)
@@ -250,12 +255,7 @@ func (f *oracleFile) targets(leaf int, seed uint64) []int {
 	for range 3 {
 		set[r.IntN(n)] = true
 	}
-	out := make([]int, 0, len(set))
-	for i := range set {
-		out = append(out, i)
-	}
-	sort.Ints(out)
-	return out
+	return sortedSet(set)
 }
 
 // oracleSessions generates the session files of the comparison: every

@@ -417,11 +417,17 @@ func TestPrepareFileOps(t *testing.T) {
 	t.Run("branch summary details and nested calls", func(t *testing.T) {
 		b := newBuilder(t).parse("u0:40")
 		b.add("s1", &session.BranchSummaryEntry{FromID: "x", Summary: "branch", Details: []byte(`{"readFiles":["b-read.go"],"modifiedFiles":["b-mod.go"]}`)})
-		b.assistant("a2", []llm.Content{call("c1", "script", `{"code":"..."}`)}, llm.Usage{})
+		b.assistant("a2", []llm.Content{call("c1", "script", `{"code":"..."}`), call("c2", "script", `{"code":"..."}`)}, llm.Usage{})
+		// pi 1.6's record is the result's own nestedCalls; details are the
+		// tool's and say nothing about files.
 		b.add("r3", &session.MessageEntry{Message: &llm.ToolResultMessage{ToolCallID: "c1", ToolName: "script",
 			Content: []llm.Content{llm.Text{Text: "r3"}},
-			Details: []byte(`{"nestedCalls":[{"name":"edit","arguments":{"path":"nested.go"}},{"name":"read","arguments":{"path":7}},"junk"]}`)}})
-		b.parse("u4:40 a5:400")
+			NestedCalls: []byte(`{"calls":[{"id":"n1","name":"edit","status":"ok","arguments":{"path":"nested.go"}},` +
+				`{"name":"read","arguments":{"path":7}},{"name":"read","argumentsBytes":90000,"status":"ok"},{"name":"write","arguments":{"path":""}},"junk",null],"complete":false}`),
+			Details: []byte(`{"nestedCalls":[{"name":"edit","arguments":{"path":"details.go"}}]}`)}})
+		b.add("r4", &session.MessageEntry{Message: &llm.ToolResultMessage{ToolCallID: "c2", ToolName: "script",
+			Content: []llm.Content{llm.Text{Text: "r4"}}, NestedCalls: []byte(`{"calls":{"name":"read"}}`)}})
+		b.parse("u5:40 a6:400")
 		p := mustPrepare(t, b.path, keep(100))
 		want := FileOps{Read: []string{"b-read.go"}, Written: []string{}, Edited: []string{"b-mod.go", "nested.go"}}
 		if diff := cmp.Diff(want, p.FileOps); diff != "" {

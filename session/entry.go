@@ -513,9 +513,9 @@ func (e *Entry) errorf(format string, args ...any) error {
 
 // writeOptions are the options entries are written with: raw values (tool
 // arguments, details, whatever Prime keeps verbatim) are written as they
-// are, lone surrogates included, which is how pi writes what it read; a
-// string of invalid UTF-8 becomes U+FFFD, as it does in pi.
-var writeOptions = json.JoinOptions(jsontext.AllowInvalidUTF8(true), jsontext.PreserveRawStrings(true))
+// are, lone surrogates and repeated member names included, as they were
+// read; a string of invalid UTF-8 becomes U+FFFD, as it does in pi.
+var writeOptions = json.JoinOptions(jsontext.AllowInvalidUTF8(true), jsontext.PreserveRawStrings(true), jsontext.AllowDuplicateNames(true))
 
 // EncodeEntry renders an entry line (without the newline): the common fields
 // in pi's order, then the payload's fields. parentID "" is written as null.
