@@ -74,29 +74,33 @@ func (t *fileTracker) addDetails(d Details) {
 // string "path" argument. Other tools and argument names are ignored, as in
 // pi; so is whether the call succeeded.
 func (t *fileTracker) addCall(name string, args llm.Arguments) {
-	if p, ok := pathArg(args); ok {
-		t.addCallPath(name, p)
+	if set := t.callSet(name); set != nil {
+		if p, ok := pathArg(args); ok && p != "" {
+			addTo(set, p)
+		}
 	}
 }
 
 // addCallPath records a call of the named tool on path, an empty path
 // being none.
 func (t *fileTracker) addCallPath(name, path string) {
-	if path == "" {
-		return
+	if set := t.callSet(name); set != nil && path != "" {
+		addTo(set, path)
 	}
-	var set *map[string]struct{}
+}
+
+// callSet returns the set a call of the named tool adds its path to: read,
+// write and edit have one, other tools none.
+func (t *fileTracker) callSet(name string) *map[string]struct{} {
 	switch name {
 	case "read":
-		set = &t.read
+		return &t.read
 	case "write":
-		set = &t.written
+		return &t.written
 	case "edit":
-		set = &t.edited
-	default:
-		return
+		return &t.edited
 	}
-	addTo(set, path)
+	return nil
 }
 
 // pathArg returns the "path" argument of a call (args.StringArg("path")),

@@ -48,21 +48,22 @@ func (p *Preparation) ReadFiles() []string { r, _ := p.FileOps.Lists(); return r
 // ModifiedFiles returns the files written or edited, sorted.
 func (p *Preparation) ModifiedFiles() []string { _, m := p.FileOps.Lists(); return m }
 
-// node is one entry of the projection with the messages it shows the model.
+// node is one entry of the projection with the message it shows the model.
 type node struct {
 	entry *session.Entry
-	// msgs is what the model sees of the entry: none for metadata, an
-	// empty branch summary, a context edit, an entry one hides, or an
-	// older compaction inside the latest's kept range; the system state
-	// and the summary for the latest compaction; else one message.
-	msgs []session.Message
+	// msg is what the model sees of the entry: nil for metadata, an empty
+	// branch summary, a context edit, an entry one hides, or an older
+	// compaction inside the latest's kept range; the summary for the
+	// latest compaction (which also shows the projection's lead, its
+	// system state); else its one message.
+	msg session.Message
 	// tokens is the messages' estimate (chars/4) plus one, or 0 when it
 	// has not been computed yet (see [projection.tokens]).
 	tokens int
 }
 
 // visible reports whether the model sees the entry.
-func (n *node) visible() bool { return len(n.msgs) > 0 }
+func (n *node) visible() bool { return n.msg != nil }
 
 // compaction reports whether the entry is a compaction, which is never a
 // cut point or a turn start, and which stops the scan-back.
@@ -76,12 +77,10 @@ func (n *node) cutPoint() bool {
 	if n.compaction() {
 		return false
 	}
-	for _, m := range n.msgs {
-		switch m.(type) {
-		case *llm.UserMessage, *llm.AssistantMessage, *session.BashExecution, *session.CustomMessage,
-			*session.BranchSummaryMessage, *session.CompactionSummaryMessage:
-			return true
-		}
+	switch n.msg.(type) {
+	case *llm.UserMessage, *llm.AssistantMessage, *session.BashExecution, *session.CustomMessage,
+		*session.BranchSummaryMessage, *session.CompactionSummaryMessage:
+		return true
 	}
 	return false
 }
@@ -94,12 +93,10 @@ func (n *node) turnStart() bool {
 	if n.compaction() {
 		return false
 	}
-	for _, m := range n.msgs {
-		switch m.(type) {
-		case *llm.UserMessage, *session.BashExecution, *session.CustomMessage,
-			*session.BranchSummaryMessage, *session.CompactionSummaryMessage:
-			return true
-		}
+	switch n.msg.(type) {
+	case *llm.UserMessage, *session.BashExecution, *session.CustomMessage,
+		*session.BranchSummaryMessage, *session.CompactionSummaryMessage:
+		return true
 	}
 	return false
 }
@@ -112,6 +109,9 @@ func (n *node) turnStart() bool {
 type projection struct {
 	ctx   session.Context
 	nodes []node
+	// lead is the latest compaction's system state, which the model sees
+	// before its summary (nodes[0]), or nil.
+	lead session.Message
 	// start is the first index eligible for summarizing: 1 after a
 	// compaction the model sees (the compaction itself is node 0), else 0.
 	start int
@@ -131,8 +131,11 @@ func (p *projection) tokens(i int) int {
 	n := &p.nodes[i]
 	if n.tokens == 0 {
 		n.tokens = 1
-		for _, m := range n.msgs {
-			n.tokens += session.EstimateTokens(m)
+		if n.msg != nil {
+			n.tokens += session.EstimateTokens(n.msg)
+		}
+		if i == 0 && p.lead != nil {
+			n.tokens += session.EstimateTokens(p.lead)
 		}
 	}
 	return n.tokens - 1
@@ -148,7 +151,16 @@ func project(path []*session.Entry) (*projection, error) {
 	}
 	p := &projection{ctx: ctx, nodes: make([]node, 0, len(path))}
 	for e, msgs := range ctx.Projection() {
-		p.nodes = append(p.nodes, node{entry: e, msgs: msgs})
+		n := node{entry: e}
+		switch {
+		case len(msgs) == 2 && len(p.nodes) == 0:
+			p.lead, n.msg = msgs[0], msgs[1]
+		case len(msgs) == 1:
+			n.msg = msgs[0]
+		case len(msgs) > 1:
+			return nil, fmt.Errorf("entry %s shows the model %d messages", e.ID, len(msgs))
+		}
+		p.nodes = append(p.nodes, n)
 	}
 	p.after = len(p.nodes)
 	for i := len(path) - 1; i >= 0; i-- {
@@ -326,13 +338,11 @@ func spanMessages(nodes []node) []session.Message {
 		if nodes[i].compaction() {
 			continue
 		}
-		for _, m := range nodes[i].msgs {
-			switch m.(type) {
-			case *session.SystemMessage, *session.UnknownMessage:
-				continue
-			}
-			out = append(out, m)
+		switch nodes[i].msg.(type) {
+		case nil, *session.SystemMessage, *session.UnknownMessage:
+			continue
 		}
+		out = append(out, nodes[i].msg)
 	}
 	return out
 }
@@ -412,8 +422,8 @@ func Prepare(path []*session.Entry, s Settings) (*Preparation, error) {
 		if n.entry.Type == session.TypeBranchSummary && n.visible() {
 			addBranchSummaryFiles(&files, n.entry)
 		}
-		for _, m := range n.msgs {
-			files.addMessage(m)
+		if n.msg != nil {
+			files.addMessage(n.msg)
 		}
 	}
 	prep.FileOps = files.ops()
