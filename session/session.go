@@ -89,7 +89,7 @@ type Session struct {
 	byID   map[string]int32
 	// leaf is the index of the current leaf, or -1 before the first entry
 	// or after ResetLeaf.
-	leaf    int32
+	leaf int32
 	// lastPath is the last path computed, to the entry at index lastEnd
 	// (-1: none): the leaf's path, asked for again and again as entries are
 	// appended at the leaf, is extended by one entry rather than walked
@@ -97,8 +97,8 @@ type Session struct {
 	lastPath []*Entry
 	lastEnd  int32
 	labels   map[string]string
-	name    string
-	orphans []int32
+	name     string
+	orphans  []int32
 
 	warnings []Warning
 	// skipped holds the lines that were not read as entries, so a
