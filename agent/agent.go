@@ -77,8 +77,9 @@ type Config struct {
 	NoContextFiles bool
 	// DiscoverLocal lets the agent look for a local model server (Ollama
 	// on 127.0.0.1:11434, llama.cpp on 127.0.0.1:8080) when no model is
-	// configured and no key is set.
+	// configured and no key is set. LocalServers replaces that list.
 	DiscoverLocal bool
+	LocalServers  []registry.LocalServer
 	// Now is the clock for new messages; nil means time.Now.
 	Now func() time.Time
 }

@@ -3,6 +3,10 @@ package agent_test
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -15,6 +19,7 @@ import (
 	"github.com/prime-agent/prime/agent"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/llm/llmtest"
+	"github.com/prime-agent/prime/llm/registry"
 	"github.com/prime-agent/prime/session"
 	"github.com/prime-agent/prime/settings"
 	"github.com/prime-agent/prime/tool"
@@ -599,5 +604,49 @@ func TestPromptsSentTogetherAreNotLost(t *testing.T) {
 	}
 	if users != 2 {
 		t.Errorf("%d user messages, want both", users)
+	}
+}
+
+// TestLocalServerFound: with no model named and no key set, the agent talks
+// to a local OpenAI-compatible server that answers; with none, the error
+// says what to set.
+func TestLocalServerFound(t *testing.T) {
+	srv := llmtest.NewOpenAI(t, llmtest.FlavorLlamaCpp)
+	srv.Reply(llmtest.Text("hello from the local model"))
+	target, _ := url.Parse(srv.URL())
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	local := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/models" {
+			w.Write([]byte(`{"data":[{"id":"qwen3-8b.gguf"}]}`))
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	defer local.Close()
+	down := httptest.NewServer(http.NotFoundHandler())
+	down.Close()
+
+	s, _ := session.Create("", session.Options{CWD: t.TempDir()})
+	cfg := config(t.TempDir(), testSettings(t), nil)
+	cfg.DiscoverLocal, cfg.NoContextFiles = true, true
+	cfg.LocalServers = []registry.LocalServer{{Provider: "ollama", BaseURL: down.URL + "/v1"}, {Provider: "llamacpp", BaseURL: local.URL + "/v1"}}
+	ag := agent.New(s, cfg)
+	defer ag.Close()
+	m, err := ag.Model(t.Context())
+	if err != nil || m.Provider != "llamacpp" || m.ID != "qwen3-8b.gguf" {
+		t.Fatalf("model %+v, %v", m, err)
+	}
+	send(t, ag, "hi")
+	if text, _ := ag.LastAssistantText(); text != "hello from the local model" {
+		t.Errorf("reply %q", text)
+	}
+
+	s2, _ := session.Create("", session.Options{CWD: t.TempDir()})
+	cfg.LocalServers = cfg.LocalServers[:1]
+	ag2 := agent.New(s2, cfg)
+	defer ag2.Close()
+	_, err = ag2.Prompt(t.Context(), "hi", agent.PromptOptions{})
+	if !errors.Is(err, agent.ErrNoConversationModel) || !strings.Contains(err.Error(), "ANTHROPIC_API_KEY") || !strings.Contains(err.Error(), "11434") {
+		t.Errorf("no model: %v", err)
 	}
 }
