@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -648,5 +649,105 @@ func TestLocalServerFound(t *testing.T) {
 	_, err = ag2.Prompt(t.Context(), "hi", agent.PromptOptions{})
 	if !errors.Is(err, agent.ErrNoConversationModel) || !strings.Contains(err.Error(), "ANTHROPIC_API_KEY") || !strings.Contains(err.Error(), "11434") {
 		t.Errorf("no model: %v", err)
+	}
+}
+
+// TestManualCompactionScenarios re-creates pi-reference §9.8 (#49–53) with
+// the real conversation: two prompts, a manual compaction, another prompt;
+// on a session file and on one kept in memory.
+func TestManualCompactionScenarios(t *testing.T) {
+	for _, memory := range []bool{false, true} {
+		t.Run(fmt.Sprintf("memory=%v", memory), func(t *testing.T) {
+			srv := llmtest.NewAnthropic(t)
+			srv.Handle(echo)
+			var ev events
+			st := testSettings(t, "compaction.keepRecentTokens", "1")
+			ag, path := liveWith(t, srv, &ev, st)
+			if memory {
+				s, _ := session.Create("", session.Options{CWD: t.TempDir()})
+				cfg := config(agentDir(t, srv), st, &ev)
+				cfg.Model, cfg.NoContextFiles = srv.Model().Provider+"/"+srv.Model().ID, true
+				ag = agent.New(s, cfg)
+				defer ag.Close()
+			}
+			send(t, ag, "first question")
+			send(t, ag, "second question")
+			ev.reset()
+			res, err := ag.Compact(t.Context(), agent.CompactRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// 49: a summary, tokensBefore, and the context starts with it.
+			msgs, _ := ag.Messages()
+			if res.Compaction.Summary == "" || res.TokensBefore <= 0 {
+				t.Errorf("49: %+v", res)
+			}
+			first := 0
+			if _, ok := msgs[0].(*session.SystemMessage); ok {
+				first = 1
+			}
+			if _, ok := msgs[first].(*session.CompactionSummaryMessage); !ok {
+				t.Errorf("49: the context starts with %T", msgs[first])
+			}
+			// 53: a manual compaction's events say so.
+			for _, e := range eventsOf[agent.CompactionStart](&ev) {
+				if e.Reason != agent.ReasonManual {
+					t.Errorf("53: reason %s", e.Reason)
+				}
+			}
+			// 50: another prompt works.
+			send(t, ag, "third question")
+			if text, _ := ag.LastAssistantText(); !strings.Contains(text, "third question") {
+				t.Errorf("50: reply %q", text)
+			}
+			// 51, 52: exactly one compaction entry, with a kept entry.
+			n := 0
+			ag.View(func(s *session.Session) { n = countType(s, session.TypeCompaction) })
+			if n != 1 {
+				t.Errorf("51/52: %d compactions", n)
+			}
+			if !memory {
+				s, err := session.Load(path)
+				if err != nil || countType(s, session.TypeCompaction) != 1 {
+					t.Errorf("51: file: %v", err)
+				}
+			}
+		})
+	}
+}
+
+// TestQueuedAfterAutoCompaction: §9.9 #54 — a message queued while a
+// threshold compaction runs after the run is delivered once it is done.
+func TestQueuedAfterAutoCompaction(t *testing.T) {
+	srv := llmtest.NewOpenAI(t)
+	conversation(srv,
+		llmtest.Stream(llmtest.Text("one"), llmtest.Usage(100, 2)),
+		llmtest.Stream(llmtest.Text("big"), llmtest.Usage(500, 2)),
+		llmtest.Stream(llmtest.Text("answered the queued one"), llmtest.Usage(50, 2)),
+	)
+	var ev events
+	// The threshold is 200,000 - 199,700 = 300 tokens.
+	st := testSettings(t, "compaction.keepRecentTokens", "5", "compaction.reserveTokens", "199700")
+	ag, _ := liveWith(t, srv, &ev, st)
+	send(t, ag, "first")
+	queued := false
+	ev.on = func(e agent.Event) {
+		if _, ok := e.(agent.CompactionStart); ok && !queued {
+			queued = true
+			ag.FollowUp(context.Background(), "queued during the compaction")
+		}
+	}
+	send(t, ag, "second")
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	ag.Wait(ctx)
+	if !queued {
+		t.Fatal("no compaction after the run")
+	}
+	if text, _ := ag.LastAssistantText(); text != "answered the queued one" {
+		t.Errorf("last reply %q", text)
+	}
+	if n := len(eventsOf[agent.AgentSettled](&ev)); n != 2 {
+		t.Errorf("%d settles", n)
 	}
 }

@@ -424,7 +424,7 @@ func (ch *chat) print(ctx context.Context, f *chatFlags) int {
 			return ch.a.interruptStatus()
 		}
 	}
-	return ch.finish(len(msgs) == 0)
+	return ch.finish()
 }
 
 // compactCommand reports whether a message is "/compact [INSTRUCTIONS]".
@@ -452,7 +452,10 @@ func (ch *chat) compact(ctx context.Context, instructions string) int {
 }
 
 // finish prints the last reply (text mode) and returns the exit status.
-func (ch *chat) finish(nothingSent bool) int {
+// As in pi, only the last message on the session's path counts: when it is
+// not a reply (the run ended on a tool result, or nothing was sent), nothing
+// is printed.
+func (ch *chat) finish() int {
 	var last *llm.AssistantMessage
 	ch.ag.View(func(s *session.Session) {
 		path := s.LeafPath()
@@ -461,13 +464,9 @@ func (ch *chat) finish(nothingSent bool) int {
 				continue
 			}
 			if m, err := path[i].Message(); err == nil {
-				if am, ok := m.(*llm.AssistantMessage); ok {
-					last = am
-				}
-				if _, isTool := m.(*llm.ToolResultMessage); last != nil || !isTool && !nothingSent {
-					return
-				}
+				last, _ = m.(*llm.AssistantMessage)
 			}
+			return
 		}
 	})
 	if last == nil {
