@@ -188,15 +188,21 @@ func (a *Agent) beginLocked(cancel context.CancelFunc, manual bool) {
 	c.idle = make(chan struct{})
 }
 
-// endLocked marks the agent idle.
-func (a *Agent) endLocked() {
+// endLocked marks the agent idle and returns the function that lets its
+// waiters go, to be called once the last event of the work is out (so Wait
+// returns after AgentSettled has been told, while a prompt sent on seeing
+// it already finds the agent idle).
+func (a *Agent) endLocked() (release func()) {
 	c := &a.conv
 	if c.cancel != nil {
 		c.cancel()
 	}
 	c.busy, c.manual, c.cancel = false, false, nil
-	if c.idle != nil {
-		close(c.idle)
+	idle := c.idle
+	return func() {
+		if idle != nil {
+			close(idle)
+		}
 	}
 }
 
@@ -267,9 +273,10 @@ func (a *Agent) drive(ctx context.Context, prompt *llm.UserMessage) {
 		a.flushHeldBash()
 		a.mu.Lock()
 		a.conv.retries, a.conv.retry = 0, false
-		a.endLocked()
+		release := a.endLocked()
 		a.mu.Unlock()
 		a.emit(AgentSettled{Aborted: aborted})
+		release()
 	}()
 	if err := a.setUpSession(); err != nil {
 		a.notice(NoticeError, err.Error())
@@ -547,7 +554,8 @@ func (a *Agent) beginManual(ctx context.Context, compacting bool) (context.Conte
 	return ctx, func() {
 		a.mu.Lock()
 		a.conv.compacting = false
-		a.endLocked()
+		release := a.endLocked()
 		a.mu.Unlock()
+		release()
 	}, nil
 }

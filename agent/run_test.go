@@ -463,11 +463,11 @@ func TestAbortMidStream(t *testing.T) {
 	var ev events
 	ag, path := live(t, srv, &ev)
 	updates := make(chan struct{}, 10)
-	ev.on = func(e agent.Event) {
+	ev.setOn(func(e agent.Event) {
 		if _, ok := e.(agent.MessageUpdate); ok {
 			updates <- struct{}{}
 		}
-	}
+	})
 	if _, err := ag.Prompt(t.Context(), "talk", agent.PromptOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -526,14 +526,14 @@ func TestBusyPrompts(t *testing.T) {
 	var ev events
 	ag, _ := live(t, srv, &ev)
 	started := make(chan struct{}, 1)
-	ev.on = func(e agent.Event) {
+	ev.setOn(func(e agent.Event) {
 		if _, ok := e.(agent.MessageUpdate); ok {
 			select {
 			case started <- struct{}{}:
 			default:
 			}
 		}
-	}
+	})
 	if _, err := ag.Prompt(t.Context(), "first", agent.PromptOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -582,11 +582,11 @@ func TestPromptsSentTogetherAreNotLost(t *testing.T) {
 	ag, _ := live(t, srv, &ev)
 	// The second prompt arrives before the first run has shown itself.
 	hold := make(chan struct{})
-	ev.on = func(e agent.Event) {
+	ev.setOn(func(e agent.Event) {
 		if _, ok := e.(agent.AgentStart); ok {
 			<-hold
 		}
-	}
+	})
 	d1, err1 := ag.Prompt(t.Context(), "one", agent.PromptOptions{})
 	d2, err2 := ag.Prompt(t.Context(), "two", agent.PromptOptions{})
 	close(hold)
@@ -731,12 +731,12 @@ func TestQueuedAfterAutoCompaction(t *testing.T) {
 	ag, _ := liveWith(t, srv, &ev, st)
 	send(t, ag, "first")
 	queued := false
-	ev.on = func(e agent.Event) {
+	ev.setOn(func(e agent.Event) {
 		if _, ok := e.(agent.CompactionStart); ok && !queued {
 			queued = true
 			ag.FollowUp(context.Background(), "queued during the compaction")
 		}
-	}
+	})
 	send(t, ag, "second")
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
