@@ -544,3 +544,46 @@ func checkCallsAnswered(t *testing.T, r *llmtest.Request) {
 		t.Errorf("tool calls without a result reached the model: %v", open)
 	}
 }
+
+// TestAgentInputs: standard input, @files (text and an image) and the
+// message make one prompt, joined with blank lines; a missing @file is an
+// error before anything is sent.
+func TestAgentInputs(t *testing.T) {
+	srv := llmtest.NewAnthropic(t)
+	e := newAgentEnv(t, srv, 0, "")
+	os.WriteFile(filepath.Join(e.project, "notes.txt"), []byte("the notes\n"), 0o644)
+	png := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89")
+	os.WriteFile(filepath.Join(e.project, "shot.png"), png, 0o644)
+	srv.Reply(llmtest.Text("read them"))
+	out, errOut, code := e.run(t, "from stdin\n", "-p", "@notes.txt", "@shot.png", "the question")
+	if code != 0 || out != "read them\n" {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	r := srv.Requests()[0]
+	text := r.LastUserText()
+	want := "from stdin\n\n<file name=\"" + filepath.Join(e.project, "notes.txt") + "\">\nthe notes\n</file>\n\n<file name=\"" +
+		filepath.Join(e.project, "shot.png") + "\"></file>\n\nthe question"
+	if text != want {
+		t.Errorf("prompt\n got %q\nwant %q", text, want)
+	}
+	if !strings.Contains(string(r.Body), `"media_type":"image/png"`) {
+		t.Error("the image was not sent")
+	}
+	_, errOut, code = e.run(t, "", "-p", "@missing.txt", "hi")
+	if code != 1 || !strings.Contains(errOut, "missing.txt") || len(srv.Requests()) != 1 {
+		t.Errorf("missing file: exit %d, %s", code, errOut)
+	}
+}
+
+// TestAgentNoModel: no model anywhere is an error that says what to set.
+func TestAgentNoModel(t *testing.T) {
+	bin := buildPrime(t)
+	cmd := exec.Command(bin, "-p", "hello")
+	cmd.Dir = t.TempDir()
+	cmd.Env = append(os.Environ(), session.EnvAgentDir+"="+t.TempDir(), "ANTHROPIC_API_KEY=", "OPENAI_API_KEY=")
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(string(out), "ANTHROPIC_API_KEY") {
+		t.Errorf("%v\n%s", err, out)
+	}
+}
