@@ -492,7 +492,7 @@ func TestModelSplitTurn(t *testing.T) {
 			if p.max.Load() != 1 {
 				t.Error("the two requests overlapped")
 			}
-			want := "## Goal\n- history" + splitTurnSeparator + "## Turn Request\n- what is left" + formatFileLists(prep.FileOps.Lists())
+			want := "## Goal\n- history" + splitTurnSeparator + "## Turn Request\n- what is left" + FormatFileLists(prep.FileOps.Lists())
 			if res.Summary != want {
 				t.Errorf("summary:\n%s\nwant:\n%s", res.Summary, want)
 			}

@@ -644,7 +644,7 @@ func finish(files FileOps, fb *fallback) (fileLists string, details jsontext.Val
 	if fb != nil {
 		d.Summarizer, d.DeterministicReason = SummarizerDeterministic, fb.reason
 	}
-	return formatFileLists(readFiles, modifiedFiles), d.Encode()
+	return FormatFileLists(readFiles, modifiedFiles), d.Encode()
 }
 
 // offline reports that no model is available and returns the fallback.
