@@ -315,6 +315,11 @@ func utf16Suffix(s string, n int) (string, int) {
 // session's estimates.
 func tokensOf(s string) int { return (llm.UTF16Len(s) + 3) / 4 }
 
+// TranscriptTokens estimates a transcript's size in tokens as Prime sizes
+// its summary requests: UTF-16 code units divided by 4, rounded up (the rule
+// of [session.EstimateTokens]).
+func TranscriptTokens(text string) int { return tokensOf(text) }
+
 // isClaudeFamily reports whether a summarizer model is one of Anthropic's
 // Claude models, which reject earlier reasoning replayed as text: served
 // over the Anthropic Messages API, by the "anthropic" provider, or with
