@@ -12,6 +12,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/prime-agent/prime/compaction"
+	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/llm/llmtest"
 	"github.com/prime-agent/prime/session"
 )
@@ -145,6 +146,20 @@ func TestTranscriptIsTheSummaryRequest(t *testing.T) {
 			}
 		})
 	}
+}
+
+// userMessage is a user message with text.
+func userMessage(text string) *llm.UserMessage {
+	return &llm.UserMessage{Content: []llm.Content{llm.Text{Text: text}}, Timestamp: 8}
+}
+
+// readCall is a call of the read tool on path.
+func readCall(id, path string) llm.ToolCall {
+	args, err := llm.ArgumentsOf(map[string]any{"path": path})
+	if err != nil {
+		panic(err)
+	}
+	return llm.ToolCall{ID: id, Name: "read", Arguments: args}
 }
 
 // mustLeaf returns the leaf id of the session file at path.
