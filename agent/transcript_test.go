@@ -41,9 +41,8 @@ func transcriptSession(t *testing.T) *session.Session {
 // <conversation> tags.
 func conversationOf(t *testing.T, r *llmtest.Request) string {
 	t.Helper()
-	rest, ok := strings.CutPrefix(r.LastUserText(), "<conversation>\n")
-	text, _, found := strings.Cut(rest, "\n</conversation>\n\n")
-	if !ok || !found {
+	text, ok := r.Conversation()
+	if !ok {
 		t.Fatalf("no <conversation> in the request:\n%.300s", r.LastUserText())
 	}
 	return text

@@ -281,12 +281,11 @@ func TestRounds(t *testing.T) {
 
 // conversationOf returns the transcript inside a summary request's
 // <conversation> tags.
-func conversationOf(t *testing.T, prompt string) string {
+func conversationOf(t *testing.T, r *llmtest.Request) string {
 	t.Helper()
-	rest, ok := strings.CutPrefix(prompt, "<conversation>\n")
-	text, _, found := strings.Cut(rest, "\n</conversation>\n\n")
-	if !ok || !found {
-		t.Fatalf("no <conversation> in the request:\n%.300s", prompt)
+	text, ok := r.Conversation()
+	if !ok {
+		t.Fatalf("no <conversation> in the request:\n%.300s", r.LastUserText())
 	}
 	return text
 }
@@ -323,10 +322,10 @@ func TestExportedTranscriptIsTheRequest(t *testing.T) {
 			t.Fatalf("%d requests, want the history's and the turn prefix's", len(reqs))
 		}
 		history, turnPrefix := prep.Transcripts(opts)
-		if got := conversationOf(t, reqs[0].LastUserText()); got != history {
+		if got := conversationOf(t, reqs[0]); got != history {
 			t.Errorf("history request holds:\n%s\n\nTranscripts gives:\n%s", got, history)
 		}
-		if got := conversationOf(t, reqs[1].LastUserText()); got != turnPrefix {
+		if got := conversationOf(t, reqs[1]); got != turnPrefix {
 			t.Errorf("turn prefix request holds:\n%s\n\nTranscripts gives:\n%s", got, turnPrefix)
 		}
 		if got := Transcript(session.ToLLM(prep.MessagesToSummarize), opts); got != history {
@@ -343,7 +342,7 @@ func TestExportedTranscriptIsTheRequest(t *testing.T) {
 		if _, err := SummarizeBranch(t.Context(), bp, Options{Provider: srv.Provider(), Model: model}); err != nil {
 			t.Fatal(err)
 		}
-		if got, want := conversationOf(t, srv.LastRequest().LastUserText()), bp.Transcript(opts); got != want {
+		if got, want := conversationOf(t, srv.LastRequest()), bp.Transcript(opts); got != want {
 			t.Errorf("branch request holds:\n%s\n\nBranchPreparation.Transcript gives:\n%s", got, want)
 		}
 	})

@@ -180,7 +180,14 @@ func sequence(evs []hookEvent) string {
 // tests set no key.
 func hookSession(t *testing.T) (string, []byte) {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "hook", "testdata", "session.jsonl"))
+	return copySession(t, filepath.Join("..", "..", "hook", "testdata", "session.jsonl"))
+}
+
+// copySession copies the session file src into a temporary file and
+// returns its path and contents.
+func copySession(t *testing.T, src string) (string, []byte) {
+	t.Helper()
+	data, err := os.ReadFile(src)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,24 +33,15 @@ func runPrimeStdin(t *testing.T, env map[string]string, stdin string, args ...st
 // leaf a6) into a temporary file.
 func transcriptSession(t *testing.T) (string, []byte) {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "agent", "testdata", "transcript.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "s.jsonl")
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path, data
+	return copySession(t, filepath.Join("..", "..", "agent", "testdata", "transcript.jsonl"))
 }
 
 // requestConversation returns the transcript inside a summary request's
 // <conversation> tags.
 func requestConversation(t *testing.T, r *llmtest.Request) string {
 	t.Helper()
-	rest, ok := strings.CutPrefix(r.LastUserText(), "<conversation>\n")
-	text, _, found := strings.Cut(rest, "\n</conversation>\n\n")
-	if !ok || !found {
+	text, ok := r.Conversation()
+	if !ok {
 		t.Fatalf("no <conversation> in the request:\n%.300s", r.LastUserText())
 	}
 	return text

@@ -236,3 +236,28 @@ func TestOpenAICompletionWithoutStream(t *testing.T) {
 		t.Errorf("requests %d", len(srv.Requests()))
 	}
 }
+
+// TestRequestConversation reads the transcript of a summary request, and
+// nothing from another request.
+func TestRequestConversation(t *testing.T) {
+	srv := llmfake.NewServer(llm.APIAnthropicMessages, llmfake.FlavorOpenAI)
+	defer srv.Close()
+	for _, tc := range []struct {
+		prompt, want string
+		ok           bool
+	}{
+		{"<conversation>\n[User]: hi\n\n[Assistant]: yes\n</conversation>\n\nSummarize.", "[User]: hi\n\n[Assistant]: yes", true},
+		{"<conversation>\n[User]: a </conversation> b\n</conversation>\n\n<previous-summary>\nx\n</previous-summary>\n\nUpdate.", "[User]: a </conversation> b", true},
+		{"Summarize <conversation>\n[User]: hi\n</conversation>\n\n", "", false},
+		{"<conversation>\n[User]: never closed", "", false},
+	} {
+		srv.Reply(llmfake.Text("ok"))
+		if _, err := llm.Complete(context.Background(), srv.Provider(), &llm.Request{Model: srv.Model(),
+			Messages: []llm.Message{&llm.UserMessage{Content: []llm.Content{llm.Text{Text: tc.prompt}}}}}); err != nil {
+			t.Fatal(err)
+		}
+		if got, ok := srv.LastRequest().Conversation(); got != tc.want || ok != tc.ok {
+			t.Errorf("%q: got %q, %v; want %q, %v", tc.prompt, got, ok, tc.want, tc.ok)
+		}
+	}
+}
