@@ -37,17 +37,6 @@ func transcriptSession(t *testing.T) *session.Session {
 	return s
 }
 
-// conversationOf returns the transcript inside a summary request's
-// <conversation> tags.
-func conversationOf(t *testing.T, r *llmtest.Request) string {
-	t.Helper()
-	text, ok := r.Conversation()
-	if !ok {
-		t.Fatalf("no <conversation> in the request:\n%.300s", r.LastUserText())
-	}
-	return text
-}
-
 // TestTranscriptInEventsIsTheRequest is the golden test of the exported
 // serialization: for the same session, the text compaction.Transcript makes
 // of session.ToLLM of the preparation, the text session_before_compact and
@@ -101,7 +90,7 @@ func TestTranscriptInEventsIsTheRequest(t *testing.T) {
 			if ev == nil || ev.Transcript == nil || ev.Transcript.Options != opts {
 				t.Fatalf("session_before_compact carried %+v", ev)
 			}
-			history, prefix := conversationOf(t, reqs[0]), conversationOf(t, reqs[1])
+			history, prefix := llmtest.Conversation(t, reqs[0]), llmtest.Conversation(t, reqs[1])
 			for _, c := range []struct{ what, got, want string }{
 				{"Transcript(ToLLM(messagesToSummarize))", compaction.Transcript(session.ToLLM(prep.MessagesToSummarize), opts), history},
 				{"Transcript(ToLLM(turnPrefixMessages))", compaction.Transcript(session.ToLLM(prep.TurnPrefixMessages), opts), prefix},
@@ -125,7 +114,7 @@ func TestTranscriptInEventsIsTheRequest(t *testing.T) {
 			if len(reqs) != 3 {
 				t.Fatalf("%d summary requests, want one more for the branch", len(reqs))
 			}
-			branch := conversationOf(t, reqs[2])
+			branch := llmtest.Conversation(t, reqs[2])
 			tree := last[*hook.BeforeTreeEvent](&got)
 			if tree == nil || tree.Transcript == nil || tree.Transcript.Options != opts || tree.Transcript.Branch != branch {
 				t.Fatalf("session_before_tree carried %+v\n\nthe request holds:\n%s", tree, branch)

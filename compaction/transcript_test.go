@@ -279,17 +279,6 @@ func TestRounds(t *testing.T) {
 	}
 }
 
-// conversationOf returns the transcript inside a summary request's
-// <conversation> tags.
-func conversationOf(t *testing.T, r *llmtest.Request) string {
-	t.Helper()
-	text, ok := r.Conversation()
-	if !ok {
-		t.Fatalf("no <conversation> in the request:\n%.300s", r.LastUserText())
-	}
-	return text
-}
-
 // TestExportedTranscriptIsTheRequest: the exported serialization
 // (Transcript of session.ToLLM, Preparation.Transcripts,
 // BranchPreparation.Transcript, with TranscriptOptionsFor the summarizer) is
@@ -322,10 +311,10 @@ func TestExportedTranscriptIsTheRequest(t *testing.T) {
 			t.Fatalf("%d requests, want the history's and the turn prefix's", len(reqs))
 		}
 		history, turnPrefix := prep.Transcripts(opts)
-		if got := conversationOf(t, reqs[0]); got != history {
+		if got := llmtest.Conversation(t, reqs[0]); got != history {
 			t.Errorf("history request holds:\n%s\n\nTranscripts gives:\n%s", got, history)
 		}
-		if got := conversationOf(t, reqs[1]); got != turnPrefix {
+		if got := llmtest.Conversation(t, reqs[1]); got != turnPrefix {
 			t.Errorf("turn prefix request holds:\n%s\n\nTranscripts gives:\n%s", got, turnPrefix)
 		}
 		if got := Transcript(session.ToLLM(prep.MessagesToSummarize), opts); got != history {
@@ -342,7 +331,7 @@ func TestExportedTranscriptIsTheRequest(t *testing.T) {
 		if _, err := SummarizeBranch(t.Context(), bp, Options{Provider: srv.Provider(), Model: model}); err != nil {
 			t.Fatal(err)
 		}
-		if got, want := conversationOf(t, srv.LastRequest()), bp.Transcript(opts); got != want {
+		if got, want := llmtest.Conversation(t, srv.LastRequest()), bp.Transcript(opts); got != want {
 			t.Errorf("branch request holds:\n%s\n\nBranchPreparation.Transcript gives:\n%s", got, want)
 		}
 	})

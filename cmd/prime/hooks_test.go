@@ -701,7 +701,7 @@ func TestHooksBinary(t *testing.T) {
 		}
 		for i, r := range reqs {
 			// The conversation it was sent is Prime's, byte for byte.
-			if got, want := requestConversation(t, r), requestConversation(t, primeReqs[i]); got != want {
+			if got, want := llmtest.Conversation(t, r), llmtest.Conversation(t, primeReqs[i]); got != want {
 				t.Errorf("request %d: the hook sent\n%s\n\nPrime sent\n%s", i, got, want)
 			}
 			if r.Model() != "small-model" || r.Header.Get("Authorization") != "Bearer other-key" || r.JSON["stream"] != nil {

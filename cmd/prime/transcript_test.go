@@ -36,17 +36,6 @@ func transcriptSession(t *testing.T) (string, []byte) {
 	return copySession(t, filepath.Join("..", "..", "agent", "testdata", "transcript.jsonl"))
 }
 
-// requestConversation returns the transcript inside a summary request's
-// <conversation> tags.
-func requestConversation(t *testing.T, r *llmtest.Request) string {
-	t.Helper()
-	text, ok := r.Conversation()
-	if !ok {
-		t.Fatalf("no <conversation> in the request:\n%.300s", r.LastUserText())
-	}
-	return text
-}
-
 // beforeCompactJSON is what the tests read of a session_before_compact
 // event a command hook received.
 type beforeCompactJSON struct {
@@ -97,7 +86,7 @@ func TestTranscriptIsTheSummaryRequest(t *testing.T) {
 			if len(reqs) != 2 {
 				t.Fatalf("%d requests, want the history's and the turn prefix's", len(reqs))
 			}
-			history, prefix := requestConversation(t, reqs[0]), requestConversation(t, reqs[1])
+			history, prefix := llmtest.Conversation(t, reqs[0]), llmtest.Conversation(t, reqs[1])
 			if strings.Contains(history, "[Assistant reasoning]") != (api == "openai") {
 				t.Errorf("reasoning in the %s request: %v", api, !(api == "openai"))
 			}
