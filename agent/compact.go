@@ -228,6 +228,7 @@ func (a *Agent) RunCompaction(ctx context.Context, plan *CompactionPlan) (res *C
 	d, err := hooks.BeforeCompact(ctx, &hook.BeforeCompactEvent{
 		Preparation: plan.Preparation, BranchEntries: plan.Path, CustomInstructions: plan.Instructions,
 		Reason: hook.Reason(plan.Reason), WillRetry: plan.WillRetry,
+		Transcript: compactTranscript(hooks, plan),
 	})
 	if d != nil {
 		a.hookReports(d.Reports)

@@ -130,7 +130,14 @@
 //
 // The transcript (spec "Message Serialization") is built from the messages
 // as the model sees them ([session.ToLLM]) into new text; session data is
-// never changed. Parts are separated by a blank line: [User], [Assistant
+// never changed. It is exported for hooks and embedders that summarize with
+// a model of their own (the spec's "Converting Messages to Text"):
+// [Transcript] serializes provider messages with [TranscriptOptions],
+// [TranscriptOptionsFor] gives the options of Prime's requests to a model,
+// and [Preparation.Transcripts] and [BranchPreparation.Transcript] the texts
+// of what [Compact] and [SummarizeBranch] would send. The one implementation
+// serves Prime's requests and these functions, so the texts are the same
+// byte for byte as long as a span fits one request with all its tool bodies. Parts are separated by a blank line: [User], [Assistant
 // reasoning], [Assistant], [Assistant tool calls] (name#id(key=<json>, …) in
 // stored argument order, JSON as JavaScript prints it) and [Tool result
 // name#id error=<bool>]. The open questions of pi-reference §4.6 are
