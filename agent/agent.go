@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -22,6 +23,7 @@ import (
 	"github.com/prime-agent/prime/llm/retry"
 	"github.com/prime-agent/prime/session"
 	"github.com/prime-agent/prime/settings"
+	"github.com/prime-agent/prime/tool"
 )
 
 // Config says where an [Agent] finds its settings and models, and who is told
@@ -46,20 +48,62 @@ type Config struct {
 	// documentation, "Hooks"): hook.New with the settings and any
 	// in-process handlers. Nil means no hooks.
 	Hooks *hook.Runner
+
+	// The conversation (see [Agent.Prompt]); none of it is needed to
+	// compact or navigate.
+
+	// Model is the model to converse with, "provider/id" (or an id only one
+	// provider has). Empty means the settings' defaultProvider and
+	// defaultModel, else the session's last model, else the first model
+	// with a key, else a local server that answers (see [Agent.Model]).
+	Model string
+	// ThinkingLevel is the reasoning level to ask for. Empty means the
+	// session's last, else the settings' defaultThinkingLevel, else medium;
+	// it is clamped to what the model can do.
+	ThinkingLevel llm.ThinkingLevel
+	// Tools are the tools the model may call.
+	Tools []tool.Tool
+	// CWD is the directory the conversation is about: where the context
+	// files are looked for, and what the system prompt names. Empty means
+	// the session header's, else the process's working directory.
+	CWD string
+	// SystemPrompt replaces Prime's own prompt (its description of the
+	// tools and rules included); AppendSystemPrompt is added after it.
+	// Either may name a file whose contents are used.
+	SystemPrompt       string
+	AppendSystemPrompt []string
+	// NoContextFiles leaves AGENTS.md and CLAUDE.md files out of the
+	// system prompt.
+	NoContextFiles bool
+	// DiscoverLocal lets the agent look for a local model server (Ollama
+	// on 127.0.0.1:11434, llama.cpp on 127.0.0.1:8080) when no model is
+	// configured and no key is set. LocalServers replaces that list.
+	DiscoverLocal bool
+	LocalServers  []registry.LocalServer
+	// Now is the clock for new messages; nil means time.Now.
+	Now func() time.Time
 }
 
-// Agent runs the operations of one session: for now manual compaction
-// ([Agent.Compact]) and tree navigation with an optional branch summary
-// ([Agent.Navigate]). An Agent is not safe for concurrent use.
+// Agent runs one session: the conversation with the model ([Agent.Prompt]),
+// compaction ([Agent.Compact]) and tree navigation with an optional branch
+// summary ([Agent.Navigate]). Its methods may be called from any goroutine;
+// a conversation runs on a goroutine the agent owns, which ends when the
+// agent settles ([Agent.Wait]).
 type Agent struct {
 	cfg Config
-	s   *session.Session
+
+	// mu guards the session and the conversation's state. It is never held
+	// while events are emitted or a model or tool works.
+	mu sync.Mutex
+	s  *session.Session
 	// opened is set when the agent opened the session file for appending
 	// itself; Close closes it.
 	opened bool
 	// migrated reports that opening the file for appending migrated it
 	// from an older format version (the original kept as FILE.bak).
 	migrated bool
+
+	conv conversation
 }
 
 // New returns an agent for s. Entries are appended to s; a session loaded
@@ -123,11 +167,29 @@ func headerVersion(path string) int {
 
 // Session returns the session the agent works on. After an operation
 // appended an entry to a session loaded read-only, it is the session opened
-// for appending, read again from the file.
-func (a *Agent) Session() *session.Session { return a.s }
+// for appending, read again from the file. A session is not safe for
+// concurrent use: while the agent may be working, read it through
+// [Agent.View] instead.
+func (a *Agent) Session() *session.Session {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.s
+}
+
+// View calls f with the session while the agent's lock keeps it still: the
+// way for a front end to read entries, the tree or a context while a run
+// goes on. f must only read, and must not call the agent.
+func (a *Agent) View(f func(s *session.Session)) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	f(a.s)
+}
 
 // Close closes the session file if the agent opened it.
 func (a *Agent) Close() error {
+	a.Abort()
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	if a.opened {
 		a.opened = false
 		return a.s.Close()
@@ -165,17 +227,20 @@ func (a *Agent) hooks(leaf string, events ...string) *hook.Runner {
 	}
 	for _, rep := range r.Skipped() {
 		if slices.Contains(events, rep.Event) || rep.Skip == hook.SkipUnknownEvent {
-			a.emit(Event{Kind: EventHookReport, HookEvent: rep.Event, HookReport: &rep})
+			a.emit(&Progress{Kind: ProgressHookReport, HookEvent: rep.Event, HookReport: &rep})
 		}
 	}
+	a.mu.Lock()
 	file := a.s.File()
+	h := a.s.Header()
+	a.mu.Unlock()
 	if file != "" {
 		if abs, err := filepath.Abs(file); err == nil {
 			file = abs
 		}
 	}
 	id := ""
-	if h := a.s.Header(); h != nil {
+	if h != nil {
 		id = h.ID
 	}
 	return r.WithEnv(EnvSessionFile+"="+file, EnvSessionID+"="+id, EnvLeafID+"="+leaf)
@@ -185,14 +250,14 @@ func (a *Agent) hooks(leaf string, events ...string) *hook.Runner {
 // about to run, when there are any.
 func (a *Agent) hookStart(r *hook.Runner, event string) {
 	if names := r.Handlers(event); len(names) > 0 {
-		a.emit(Event{Kind: EventHooks, HookEvent: event, Handlers: names})
+		a.emit(&Progress{Kind: ProgressHooks, HookEvent: event, Handlers: names})
 	}
 }
 
 // hookReports passes a dispatch's reports on as EventHookReport events.
 func (a *Agent) hookReports(reports []hook.Report) {
 	for i := range reports {
-		a.emit(Event{Kind: EventHookReport, HookEvent: reports[i].Event, HookReport: &reports[i]})
+		a.emit(&Progress{Kind: ProgressHookReport, HookEvent: reports[i].Event, HookReport: &reports[i]})
 	}
 }
 
@@ -225,6 +290,13 @@ func (a *Agent) settings() *settings.Settings {
 // backup, since version-3 entries cannot be appended to it. Nothing is
 // written when ctx is done by then.
 func (a *Agent) appendAt(ctx context.Context, parentID string, p session.Payload) (*session.Entry, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.appendAtLocked(ctx, parentID, p)
+}
+
+// appendAtLocked is appendAt with a.mu held.
+func (a *Agent) appendAtLocked(ctx context.Context, parentID string, p session.Payload) (*session.Entry, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -267,7 +339,7 @@ func (a *Agent) models(op Op) (*registry.Registry, error) {
 		BaseDelay: time.Duration(rs.BaseDelayMs) * time.Millisecond,
 		MaxDelay:  time.Duration(rs.MaxDelayMs) * time.Millisecond,
 		OnRetry: func(attempt int, delay time.Duration, err error) {
-			a.emit(Event{Kind: EventRetry, Op: op, Attempt: attempt, Delay: delay, Err: err})
+			a.emit(&Progress{Kind: ProgressRetry, Op: op, Attempt: attempt, Delay: delay, Err: err})
 		},
 	}
 	if rs.Enabled {
@@ -402,16 +474,16 @@ func provider(ctx context.Context, reg *registry.Registry, sum *Summarizer) (llm
 // progress turns the summarizer's progress reports into events.
 func (a *Agent) progress(op Op) func(compaction.Progress) {
 	return func(p compaction.Progress) {
-		e := Event{Op: op, Phase: p.Phase, Part: p.Part, Attempt: p.Attempt, Err: p.Err}
+		e := &Progress{Op: op, Phase: p.Phase, Part: p.Part, Attempt: p.Attempt, Err: p.Err}
 		switch p.Kind {
 		case compaction.ProgressRequest:
-			e.Kind = EventRequest
+			e.Kind = ProgressRequest
 		case compaction.ProgressText:
-			e.Kind, e.Delta = EventText, p.Delta
+			e.Kind, e.Delta = ProgressText, p.Delta
 		case compaction.ProgressRetry:
-			e.Kind = EventOverflowRetry
+			e.Kind = ProgressOverflowRetry
 		case compaction.ProgressFallback:
-			e.Kind, e.Message = EventFallback, p.Reason
+			e.Kind, e.Message = ProgressFallback, p.Reason
 		default:
 			return
 		}

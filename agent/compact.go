@@ -51,11 +51,17 @@ type CompactionPlan struct {
 	// Threshold is the context size above which automatic compaction
 	// starts: ContextWindow less reserveTokens.
 	Threshold int
+	// WillRetry says the reply that overflowed the context is sent again
+	// once the compaction is written (an overflow recovery).
+	WillRetry bool
 
 	reg *registry.Registry
 	// system is the system state in force at the leaf, which the
 	// compaction entry carries (pi 1.6's appendCompaction).
 	system *session.SystemMessage
+	// announced is set when CompactionStart was emitted before the plan
+	// was made (a manual compaction, as pi announces it).
+	announced bool
 }
 
 // CompactionResult is a compaction made and written.
@@ -89,12 +95,28 @@ type CompactionResult struct {
 }
 
 // Compact compacts the conversation at a leaf: [Agent.PlanCompaction], then
-// [Agent.RunCompaction]. Nothing is written unless it succeeds.
+// [Agent.RunCompaction]. Nothing is written unless it succeeds. A reply being
+// streamed is aborted first (pi's /compact), and the agent is busy until the
+// compaction ends; [Agent.Abort] cancels it. CompactionStart comes before the
+// plan is made, so a compaction that finds nothing to do ends with a
+// CompactionEnd carrying the *compaction.NotCompactableError.
 func (a *Agent) Compact(ctx context.Context, req CompactRequest) (*CompactionResult, error) {
-	plan, err := a.PlanCompaction(ctx, req)
+	ctx, release, err := a.beginManual(ctx, true)
 	if err != nil {
 		return nil, err
 	}
+	defer release()
+	reason := req.Reason
+	if reason == "" {
+		reason = ReasonManual
+	}
+	a.emit(CompactionStart{Reason: reason})
+	plan, err := a.PlanCompaction(ctx, req)
+	if err != nil {
+		a.emit(CompactionEnd{Reason: reason, Err: err})
+		return nil, err
+	}
+	plan.announced = true
 	return a.RunCompaction(ctx, plan)
 }
 
@@ -113,16 +135,23 @@ func (a *Agent) PlanCompaction(ctx context.Context, req CompactRequest) (*Compac
 	if reason == "" {
 		reason = ReasonManual
 	}
+	a.mu.Lock()
 	leaf := req.LeafID
-	if leaf == "" {
+	var path []*session.Entry
+	switch {
+	case leaf == "":
 		leaf = a.s.LeafID()
-		if leaf == "" {
-			return nil, &compaction.NotCompactableError{Err: compaction.ErrNothingToCompact, Reason: "the session has no entries"}
-		}
-	} else if a.s.Entry(leaf) == nil {
+	case a.s.Entry(leaf) == nil:
+		a.mu.Unlock()
 		return nil, fmt.Errorf("leaf %s: %w", leaf, session.ErrNotFound)
 	}
-	path := a.s.Path(leaf)
+	if leaf != "" {
+		path = a.s.Path(leaf)
+	}
+	a.mu.Unlock()
+	if leaf == "" {
+		return nil, &compaction.NotCompactableError{Err: compaction.ErrNothingToCompact, Reason: "the session has no entries"}
+	}
 	sctx, err := session.BuildContext(path)
 	if err != nil {
 		return nil, err
@@ -178,22 +207,35 @@ func (a *Agent) RunCompaction(ctx context.Context, plan *CompactionPlan) (res *C
 	if modelErr != nil && !hooks.Handles(hook.EventBeforeCompact) {
 		err = cancelled(ctx, OpCompaction, modelErr)
 		a.compactFailed(ctx, hooks, plan, err, false)
+		if plan.announced {
+			a.emit(CompactionEnd{Reason: plan.Reason, Err: err})
+		}
 		return nil, err
 	}
-	a.emit(Event{Kind: EventStart, Op: OpCompaction, Reason: plan.Reason, Summarizer: plan.Summarizer.Ref})
+	if !plan.announced {
+		a.emit(CompactionStart{Reason: plan.Reason, Summarizer: plan.Summarizer.Ref})
+	}
 	fromHook := false
 	defer func() {
 		err = cancelled(ctx, OpCompaction, err)
 		if err != nil && res == nil {
 			a.compactFailed(ctx, hooks, plan, err, fromHook)
 		}
-		a.emit(Event{Kind: EventEnd, Op: OpCompaction, Reason: plan.Reason, Err: err, Aborted: isCancelled(err)})
+		end := CompactionEnd{Reason: plan.Reason, Result: res, Aborted: isCancelled(err), Err: err}
+		if res != nil {
+			end.WillRetry = plan.WillRetry
+		}
+		if end.Aborted {
+			end.Err = nil
+		}
+		a.emit(end)
 	}()
 
 	a.hookStart(hooks, hook.EventBeforeCompact)
 	d, err := hooks.BeforeCompact(ctx, &hook.BeforeCompactEvent{
 		Preparation: plan.Preparation, BranchEntries: plan.Path, CustomInstructions: plan.Instructions,
-		Reason: hook.Reason(plan.Reason), WillRetry: plan.Reason == ReasonOverflow,
+		Reason: hook.Reason(plan.Reason), WillRetry: plan.WillRetry,
+		Transcript: compactTranscript(hooks, plan),
 	})
 	if d != nil {
 		a.hookReports(d.Reports)
@@ -243,7 +285,9 @@ func (a *Agent) RunCompaction(ctx context.Context, plan *CompactionPlan) (res *C
 		Plan: plan, Entry: entry, Compaction: out, TokensBefore: payload.TokensBefore, Migrated: a.migrated,
 		FromHook: fromHook, Hook: d.CompactionBy, TransformedBy: d.TransformedBy,
 	}
+	a.mu.Lock()
 	res.Context, err = a.s.Context(entry.ID)
+	a.mu.Unlock()
 	if err != nil {
 		// Not expected: the path decoded when the plan was made.
 		err = fmt.Errorf("compaction %s written, but the context after it cannot be built: %w", entry.ID, err)
@@ -253,7 +297,7 @@ func (a *Agent) RunCompaction(ctx context.Context, plan *CompactionPlan) (res *C
 	defer cancel()
 	a.hookStart(hooks, hook.EventCompact)
 	a.hookReports(hooks.Compact(nctx, &hook.CompactEvent{
-		CompactionEntry: entry, FromExtension: fromHook, Reason: hook.Reason(plan.Reason), WillRetry: plan.Reason == ReasonOverflow,
+		CompactionEntry: entry, FromExtension: fromHook, Reason: hook.Reason(plan.Reason), WillRetry: plan.WillRetry,
 	}))
 	return res, err
 }
@@ -270,6 +314,6 @@ func (a *Agent) compactFailed(ctx context.Context, hooks *hook.Runner, plan *Com
 	a.hookStart(hooks, hook.EventCompactFailed)
 	a.hookReports(hooks.CompactFailed(nctx, &hook.CompactFailedEvent{
 		Reason: hook.Reason(plan.Reason), ErrorMessage: err.Error(), Aborted: isCancelled(err),
-		WillRetry: plan.Reason == ReasonOverflow, FromExtension: fromHook,
+		WillRetry: plan.WillRetry, FromExtension: fromHook,
 	}))
 }

@@ -266,9 +266,8 @@ func TestCompactCancelled(t *testing.T) {
 	if after, _ := os.ReadFile(path); !bytes.Equal(after, before) {
 		t.Fatal("a cancelled compaction changed the file")
 	}
-	all := ev.all()
-	if last := all[len(all)-1]; last.Kind != agent.EventEnd || !last.Aborted {
-		t.Errorf("last event %+v", last)
+	if aborted, op := lastEnd(t, ev.all()); !aborted || op != agent.OpCompaction {
+		t.Errorf("last event: aborted %v, %s", aborted, op)
 	}
 	if ag.Session().LeafID() != mustParse(t, before).LeafID() {
 		t.Error("the leaf moved")

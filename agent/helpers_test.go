@@ -60,16 +60,35 @@ func testSettings(t *testing.T, kv ...string) *settings.Settings {
 	return s
 }
 
-// events records an agent's events.
+// events records an agent's events; on, when set, is told each one as it
+// comes (outside the lock).
 type events struct {
 	mu   sync.Mutex
 	list []agent.Event
+	on   func(agent.Event)
 }
 
 func (e *events) add(ev agent.Event) {
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	e.list = append(e.list, ev)
+	on := e.on
+	e.mu.Unlock()
+	if on != nil {
+		on(ev)
+	}
+}
+
+// setOn sets the function told each event.
+func (e *events) setOn(f func(agent.Event)) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.on = f
+}
+
+func (e *events) reset() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.list = nil
 }
 
 func (e *events) all() []agent.Event {
@@ -82,13 +101,44 @@ func (e *events) all() []agent.Event {
 func (e *events) kinds() string {
 	var out []string
 	for _, ev := range e.all() {
-		k := ev.Kind.String()
+		k := kindOf(ev)
 		if len(out) > 0 && k == "text" && out[len(out)-1] == "text" {
 			continue
 		}
 		out = append(out, k)
 	}
 	return strings.Join(out, " ")
+}
+
+// kindOf names an event as kinds lists it: "start" and "end" for the
+// beginning and end of an operation, else the progress kind.
+func kindOf(ev agent.Event) string {
+	switch ev := ev.(type) {
+	case agent.CompactionStart, agent.BranchSummaryStart:
+		return "start"
+	case agent.CompactionEnd, agent.BranchSummaryEnd:
+		return "end"
+	case *agent.Progress:
+		return ev.Kind.String()
+	}
+	return ev.EventType()
+}
+
+// lastEnd returns the last event, which must end an operation: whether it
+// was aborted and which operation it ended.
+func lastEnd(t *testing.T, all []agent.Event) (aborted bool, op agent.Op) {
+	t.Helper()
+	if len(all) == 0 {
+		t.Fatal("no events")
+	}
+	switch e := all[len(all)-1].(type) {
+	case agent.CompactionEnd:
+		return e.Aborted, agent.OpCompaction
+	case agent.BranchSummaryEnd:
+		return e.Aborted, agent.OpBranchSummary
+	}
+	t.Fatalf("last event %#v does not end an operation", all[len(all)-1])
+	return false, ""
 }
 
 // config returns a config reading models from dir, with no environment.

@@ -117,6 +117,11 @@ func (r *NavigationResult) Written() bool { return r.SummaryEntry != nil || r.La
 // Navigate moves to another point of the session tree, summarizing the
 // branch left when asked: [Agent.PlanNavigation], then [Agent.RunNavigation].
 func (a *Agent) Navigate(ctx context.Context, req NavigateRequest) (*NavigationResult, error) {
+	ctx, release, err := a.beginManual(ctx, req.Summarize)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	plan, err := a.PlanNavigation(ctx, req)
 	if err != nil {
 		return nil, err
@@ -132,24 +137,29 @@ func (a *Agent) PlanNavigation(ctx context.Context, req NavigateRequest) (*Navig
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	a.mu.Lock()
 	target := a.s.Entry(req.TargetID)
 	if req.TargetID == "" || target == nil {
+		a.mu.Unlock()
 		return nil, fmt.Errorf("target %q: %w", req.TargetID, session.ErrNotFound)
 	}
 	from := req.FromID
 	if from == "" {
 		from = a.s.LeafID()
 	} else if a.s.Entry(from) == nil {
+		a.mu.Unlock()
 		return nil, fmt.Errorf("entry %s to navigate from: %w", from, session.ErrNotFound)
 	}
 	var oldPath []*session.Entry
 	if from != "" {
 		oldPath = a.s.Path(from)
 	}
+	targetPath := a.s.Path(target.ID)
+	a.mu.Unlock()
 	plan := &NavigationPlan{
 		Summarize: req.Summarize, Instructions: strings.TrimSpace(req.Instructions), ReplaceInstructions: req.ReplaceInstructions,
 		Label:    strings.TrimSpace(req.Label),
-		Branch:   compaction.CollectBranch(oldPath, a.s.Path(target.ID)),
+		Branch:   compaction.CollectBranch(oldPath, targetPath),
 		AtTarget: from == target.ID,
 	}
 	var err error
@@ -232,7 +242,7 @@ func (a *Agent) RunNavigation(ctx context.Context, plan *NavigationPlan) (res *N
 		TargetID: plan.Branch.TargetID, OldLeafID: plan.Branch.OldLeafID, CommonAncestorID: plan.Branch.CommonAncestorID,
 		EntriesToSummarize: plan.Branch.Entries, UserWantsSummary: plan.Summarize,
 		CustomInstructions: plan.Instructions, ReplaceInstructions: plan.ReplaceInstructions, Label: plan.Label,
-	}})
+	}, Transcript: branchTranscript(hooks, plan)})
 	a.hookReports(d.Reports)
 	if err != nil {
 		return nil, &CancelledError{Op: op, Cause: err}
@@ -297,6 +307,8 @@ func (a *Agent) land(ctx context.Context, plan *NavigationPlan, res *NavigationR
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		a.mu.Lock()
+		defer a.mu.Unlock()
 		if plan.NewLeafID == "" {
 			a.s.ResetLeaf()
 			return nil
@@ -317,13 +329,17 @@ func (a *Agent) land(ctx context.Context, plan *NavigationPlan, res *NavigationR
 	return nil
 }
 
-// summarizeBranch writes the summary of the branch being left, between an
-// EventStart and an EventEnd.
+// summarizeBranch writes the summary of the branch being left, between a
+// BranchSummaryStart and a BranchSummaryEnd.
 func (a *Agent) summarizeBranch(ctx context.Context, plan *NavigationPlan, res *NavigationResult, p llm.Provider, model llm.Model) (out *compaction.BranchResult, err error) {
-	a.emit(Event{Kind: EventStart, Op: OpBranchSummary, Summarizer: plan.Summarizer.Ref})
+	a.emit(BranchSummaryStart{Summarizer: plan.Summarizer.Ref})
 	defer func() {
 		err = cancelled(ctx, OpBranchSummary, err)
-		a.emit(Event{Kind: EventEnd, Op: OpBranchSummary, Err: err, Aborted: isCancelled(err)})
+		end := BranchSummaryEnd{Err: err, Aborted: isCancelled(err)}
+		if end.Aborted {
+			end.Err = nil
+		}
+		a.emit(end)
 	}()
 	return compaction.SummarizeBranch(ctx, plan.Preparation, compaction.Options{
 		Provider: p, Model: model, ThinkingLevel: plan.ThinkingLevel,

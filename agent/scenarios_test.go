@@ -87,8 +87,17 @@ func TestPiCompactionScenarios(t *testing.T) {
 			// 53: a manual compaction's events carry the manual reason, and
 			// nothing announces an automatic one.
 			for _, e := range ev.all() {
-				if (e.Kind == agent.EventStart || e.Kind == agent.EventEnd) && e.Reason != agent.ReasonManual {
-					t.Errorf("53: %s event with reason %q", e.Kind, e.Reason)
+				var reason agent.Reason
+				switch e := e.(type) {
+				case agent.CompactionStart:
+					reason = e.Reason
+				case agent.CompactionEnd:
+					reason = e.Reason
+				default:
+					continue
+				}
+				if reason != agent.ReasonManual {
+					t.Errorf("53: %s event with reason %q", e.EventType(), reason)
 				}
 			}
 			if k := ev.kinds(); !strings.HasPrefix(k, "start request text") || !strings.HasSuffix(k, "end") {
@@ -239,9 +248,8 @@ func TestPiTreeNavigationScenarios(t *testing.T) {
 		if tr.ag.Session().Len() != n || tr.ag.Session().LeafID() != leaf || countType(tr.ag.Session(), session.TypeBranchSummary) != 0 {
 			t.Error("the session changed")
 		}
-		all := ev.all()
-		if last := all[len(all)-1]; last.Kind != agent.EventEnd || !last.Aborted || last.Op != agent.OpBranchSummary {
-			t.Errorf("last event %+v", last)
+		if aborted, op := lastEnd(t, ev.all()); !aborted || op != agent.OpBranchSummary {
+			t.Errorf("last event: aborted %v, %s", aborted, op)
 		}
 	})
 	t.Run("66 no summary writes nothing", func(t *testing.T) {

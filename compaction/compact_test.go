@@ -166,7 +166,7 @@ func TestDeterministicBounded(t *testing.T) {
 		span = append(span, userMsg(llm.Text{Text: strings.Repeat("You must do this carefully. ", 40)}),
 			assistantMsg(call(id, "bash", `{"command":"run `+strings.Repeat("y", i%50)+`"}`)), resultMsg(id, "bash", "failed badly", i%3 == 0))
 	}
-	pasted := pastedRounds(30) // multi-line requests of 4,000 characters
+	pasted := pastedRounds(30, 250) // multi-line requests of 4,000 characters
 	for _, tc := range []struct {
 		name  string
 		span  []session.Message

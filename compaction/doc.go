@@ -137,15 +137,25 @@
 // for every kind of request (a branch uses branchSummary.reserveTokens). The
 // reasoning option is the session's thinking level when the model reasons
 // and the level is not off. Requests ask the provider not to cache. An
-// answer stopped at the output limit is rejected, as is an empty one; the
-// usage of every answer, failed ones included, is summed into the entry's
-// usage.
+// answer stopped at the output limit is rejected, as is an empty one; a
+// "length" stop with fewer output tokens than the limit is a context that
+// filled up while the model wrote ([llm.LengthStopOverflow]; llama.cpp's
+// server does that), retried smaller as an overflow is, and reported as
+// [ErrContextFilled] if it persists. The usage of every answer, failed ones
+// included, is summed into the entry's usage.
 //
 // # The request projection
 //
 // The transcript (spec "Message Serialization") is built from the messages
 // as the model sees them ([session.ToLLM]) into new text; session data is
-// never changed. Parts are separated by a blank line: [User], [Assistant
+// never changed. It is exported for hooks and embedders that summarize with
+// a model of their own (the spec's "Converting Messages to Text"):
+// [Transcript] serializes provider messages with [TranscriptOptions],
+// [TranscriptOptionsFor] gives the options of Prime's requests to a model,
+// and [Preparation.Transcripts] and [BranchPreparation.Transcript] the texts
+// of what [Compact] and [SummarizeBranch] would send. The one implementation
+// serves Prime's requests and these functions, so the texts are the same
+// byte for byte as long as a span fits one request with all its tool bodies. Parts are separated by a blank line: [User], [Assistant
 // reasoning], [Assistant], [Assistant tool calls] (name#id(key=<json>, …) in
 // stored argument order, JSON as JavaScript prints it) and [Tool result
 // name#id error=<bool>]. The open questions of pi-reference §4.6 are
@@ -194,14 +204,33 @@
 // bounded head and tail.
 //
 // If the provider still answers with a context overflow, at most two
-// smaller retries follow: retry r drops the r oldest rounds while another
-// remains, keeps 1 and then 0 tool bodies, and bounds the transcript to
-// (4−r)/4 of the budget (head and tail, half each), since the estimate
-// proved too low.
+// smaller retries follow. When the answer says nothing of sizes, retry r
+// drops the r oldest rounds while another remains, keeps 1 and then 0 tool
+// bodies, and bounds the transcript to (4−r)/4 of the budget (head and
+// tail, half each), since the estimate proved too low (the spec's ladder).
 //
-// When the model cannot do it — overflow after the retries, an answer cut
-// off at the output limit, an empty answer, or any error left after the
-// provider's own retries — or there is no model, the deterministic
+// The summarizer learns how the server counts, and sizes every later
+// request of the same compaction or branch summary (retries, further parts
+// of a folded span, the turn prefix after the history) with it. The usage
+// of each reply, and the request size of a refusal that gives it (llama.cpp's
+// n_prompt_tokens; OpenAI's, vLLM's, OpenRouter's, Anthropic's texts), give
+// the ratio of the server's tokens to the chars/4 estimate of what was sent;
+// the highest seen, plus 10 %, divides the window less the output reserve
+// (never below 1: a sparser tokenizer than chars/4 leaves the estimate
+// alone). A refusal's window (n_ctx, "maximum context length is N"), or the
+// input and output of a context that filled, replaces a larger window the
+// model was said to have; the output limit then takes at most a quarter of
+// it. A retry after such an answer is fitted again to the smaller budget
+// rather than stepped down the ladder: it keeps the oldest rounds, and the
+// ones that no longer fit go to the next part, so nothing is dropped. With
+// a tokenizer far from chars/4 a job thus overflows once, on its first
+// request, instead of on every part. None of this touches the cut
+// decisions of [Prepare], which count chars/4 as pi does.
+//
+// When the model cannot do it — overflow after the retries (or a context
+// still filling up), an answer cut off at the output limit, an empty
+// answer, or any error left after the provider's own retries — or there is
+// no model, the deterministic
 // summarizer writes the summary from the summary so far and the messages not
 // yet summarized. It never takes over after a cancellation, nor when the
 // provider refuses the credentials (401, 403: errors.Is(err, llm.ErrAuth)):

@@ -240,10 +240,12 @@ func utf16Lead(r rune) uint16 {
 	return uint16(r)
 }
 
-// formatFileLists renders the file lists appended to a summary, in pi's
+// FormatFileLists renders the file lists appended to a summary, in pi's
 // layout: nothing when both are empty, else a blank line and the non-empty
-// <read-files> and <modified-files> blocks separated by a blank line.
-func formatFileLists(readFiles, modifiedFiles []string) string {
+// <read-files> and <modified-files> blocks separated by a blank line. Prime
+// appends it, with [FileOps.Lists] of the preparation's file operations, to
+// every summary it writes; a hook writing its own summary can do the same.
+func FormatFileLists(readFiles, modifiedFiles []string) string {
 	if len(readFiles) == 0 && len(modifiedFiles) == 0 {
 		return ""
 	}

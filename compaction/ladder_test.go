@@ -165,3 +165,39 @@ func TestPreviousSummaryNeverDropped(t *testing.T) {
 		t.Errorf("fallback lost the previous summary or the span:\n%.500s", text)
 	}
 }
+
+// TestCalibratedBudget: what the server counted sizes the budget. A
+// tokenizer sparser than chars/4 leaves it alone; a denser one divides the
+// window less the reserve by the highest ratio seen plus the margin; a
+// window smaller than the model's replaces it (a larger one is ignored)
+// and caps the output limit at a quarter of it.
+func TestCalibratedBudget(t *testing.T) {
+	m := llm.Model{ContextWindow: 50000, MaxTokens: 4000}
+	s := newSummarizer(Options{Model: m}, DefaultReserveTokens)
+	in := promptInput{kind: kindHistory}
+	overhead := tokensOf(systemPrompt) + tokensOf(promptText(in))
+	req := s.request(promptInput{kind: kindHistory, transcript: strings.Repeat("x", 40000)})
+	est := requestTokens(req)
+	at2 := func(room int) int { return int(float64(room) / (2 * (1 + calibrationMargin))) } // a ratio of 2 measured
+	for _, step := range []struct {
+		name           string
+		prompt, window int
+		budget, max    int
+	}{
+		{"nothing measured", 0, 0, 50000 - 4000 - overhead, 4000},
+		{"sparser tokenizer", est * 9 / 10, 0, 50000 - 4000 - overhead, 4000},
+		{"denser tokenizer", est * 2, 0, at2(46000) - overhead, 4000},
+		{"a lower ratio later", est * 3 / 2, 0, at2(46000) - overhead, 4000},
+		{"a larger window", 0, 60000, at2(46000) - overhead, 4000},
+		{"a smaller window", 0, 8000, at2(6000) - overhead, 2000},
+		{"larger than the one learnt", 0, 9000, at2(6000) - overhead, 2000},
+	} {
+		s.observe(req, step.prompt, step.window)
+		if got := s.inputBudget(in); got != step.budget {
+			t.Errorf("%s: budget %d, want %d", step.name, got, step.budget)
+		}
+		if got := s.request(in).MaxTokens; got != step.max {
+			t.Errorf("%s: max tokens %d, want %d", step.name, got, step.max)
+		}
+	}
+}

@@ -379,7 +379,7 @@ func TestPrepareRepeatedCompaction(t *testing.T) {
 	if p.PreviousSummary != "First summary" {
 		t.Errorf("previousSummary = %q", p.PreviousSummary)
 	}
-	text := renderTranscript(append(slices.Clone(p.MessagesToSummarize), p.TurnPrefixMessages...), transcriptOptions{toolBodies: 3})
+	text := renderTranscript(append(slices.Clone(p.MessagesToSummarize), p.TurnPrefixMessages...), TranscriptOptions{ToolBodies: 3})
 	for _, want := range []string{"u2 x", "u3 x"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("summarized text lacks %q", want)

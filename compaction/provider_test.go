@@ -122,7 +122,7 @@ func TestModelOneCall(t *testing.T) {
 			t.Fatalf("%d requests", len(reqs))
 		}
 		want := promptText(promptInput{kind: kindHistory,
-			transcript: renderTranscript(a4Span(), transcriptOptions{reasoning: !isClaudeFamily(model), toolBodies: DefaultToolBodies})})
+			transcript: renderTranscript(a4Span(), TranscriptOptions{Reasoning: !isClaudeFamily(model), ToolBodies: DefaultToolBodies})})
 		if reqs[0].System() != systemPrompt || reqs[0].LastUserText() != want {
 			t.Errorf("request sent:\n%s\n---\n%s", reqs[0].System(), reqs[0].LastUserText())
 		}
@@ -280,17 +280,22 @@ func TestModelCancelled(t *testing.T) {
 	})
 }
 
+// unsizedOverflow is an overflow answer that says nothing of the sizes
+// involved (as LM Studio's, or OpenAI's newest wording): the summarizer
+// learns nothing from it and steps down the ladder.
+func unsizedOverflow() llmtest.Reply { return llmtest.HTTPError(400, "", "prompt is too long") }
+
 // TestModelOverflowLadder: a summarizer that keeps answering "context
-// overflow" gets at most two smaller retries, each actually smaller and
-// shaped as the spec says (the oldest round dropped per retry, tool bodies
-// 3 → 1 → 0), then the deterministic summary; an overflow followed by an
-// answer uses the answer.
+// overflow" without saying by how much gets at most two smaller retries,
+// each actually smaller and shaped as the spec says (the oldest round
+// dropped per retry, tool bodies 3 → 1 → 0), then the deterministic
+// summary; an overflow followed by an answer uses the answer.
 func TestModelOverflowLadder(t *testing.T) {
 	withFakes(t, func(t *testing.T, srv *llmtest.Server) {
 		span := bigSpan(4, 50)
 		prep := &Preparation{FirstKeptEntryID: "k", MessagesToSummarize: span, Settings: DefaultSettings()}
 		t.Run("overflow three times", func(t *testing.T) {
-			srv.Queue(llmtest.Overflow(), llmtest.Overflow(), llmtest.Overflow())
+			srv.Queue(unsizedOverflow(), unsizedOverflow(), unsizedOverflow())
 			before := len(srv.Requests())
 			var log progressLog
 			res, err := Compact(t.Context(), prep, Options{Provider: srv.Provider(), Model: srv.Model(), Progress: log.add})
@@ -332,7 +337,7 @@ func TestModelOverflowLadder(t *testing.T) {
 			}
 		})
 		t.Run("overflow then an answer", func(t *testing.T) {
-			srv.Queue(llmtest.Overflow(), llmtest.Stream(llmtest.Text("## Goal\n- from retry 1"), llmtest.Usage(5, 5)))
+			srv.Queue(unsizedOverflow(), llmtest.Stream(llmtest.Text("## Goal\n- from retry 1"), llmtest.Usage(5, 5)))
 			res, err := Compact(t.Context(), prep, Options{Provider: srv.Provider(), Model: srv.Model()})
 			if err != nil || res.Deterministic || res.Summary != "## Goal\n- from retry 1" {
 				t.Fatalf("result %+v, %v", res, err)
@@ -344,7 +349,7 @@ func TestModelOverflowLadder(t *testing.T) {
 			model.ContextWindow = 20000
 			opts := Options{Provider: srv.Provider(), Model: model}
 			budget := newSummarizer(opts, DefaultReserveTokens).inputBudget(promptInput{kind: kindHistory})
-			srv.Queue(llmtest.Overflow(), llmtest.Overflow(), llmtest.Overflow())
+			srv.Queue(unsizedOverflow(), unsizedOverflow(), unsizedOverflow())
 			before := len(srv.Requests())
 			if _, err := Compact(t.Context(), &Preparation{FirstKeptEntryID: "k", MessagesToSummarize: huge, Settings: DefaultSettings()}, opts); err != nil {
 				t.Fatal(err)
@@ -368,14 +373,15 @@ func between(s, open, close string) string {
 	return s
 }
 
-// pastedRounds makes n user rounds, each with a long pasted text, so that a
-// span is many times a small summarizer's window even without tool bodies.
-func pastedRounds(n int) []session.Message {
+// pastedRounds makes n user rounds, each with a pasted text of the given
+// number of lines (250 make about 1,000 tokens), so that a span is many
+// times a small summarizer's window even without tool bodies.
+func pastedRounds(n, lines int) []session.Message {
 	var msgs []session.Message
 	for i := range n {
 		id := fmt.Sprintf("c%d", i)
 		msgs = append(msgs,
-			userMsg(llm.Text{Text: fmt.Sprintf("request %d: look at this log\n%s", i, strings.Repeat(fmt.Sprintf("line of round %d\n", i), 250))}),
+			userMsg(llm.Text{Text: fmt.Sprintf("request %d: look at this log\n%s", i, strings.Repeat(fmt.Sprintf("line of round %d\n", i), lines))}),
 			assistantMsg(llm.Text{Text: "Looking."}, call(id, "read", fmt.Sprintf(`{"path":"f%d.go"}`, i))),
 			resultMsg(id, "read", "package main", false),
 			assistantMsg(llm.Text{Text: fmt.Sprintf("answer %d", i)}),
@@ -392,7 +398,7 @@ func TestModelFoldsOversizedSpan(t *testing.T) {
 	withFakes(t, func(t *testing.T, srv *llmtest.Server) {
 		model := srv.Model()
 		model.ContextWindow, model.MaxTokens = 6000, 1000
-		span := pastedRounds(12)
+		span := pastedRounds(12, 250)
 		prep := &Preparation{FirstKeptEntryID: "k", MessagesToSummarize: span, Settings: DefaultSettings()}
 		t.Run("folded", func(t *testing.T) {
 			before := len(srv.Requests())
@@ -486,7 +492,7 @@ func TestModelSplitTurn(t *testing.T) {
 			if p.max.Load() != 1 {
 				t.Error("the two requests overlapped")
 			}
-			want := "## Goal\n- history" + splitTurnSeparator + "## Turn Request\n- what is left" + formatFileLists(prep.FileOps.Lists())
+			want := "## Goal\n- history" + splitTurnSeparator + "## Turn Request\n- what is left" + FormatFileLists(prep.FileOps.Lists())
 			if res.Summary != want {
 				t.Errorf("summary:\n%s\nwant:\n%s", res.Summary, want)
 			}

@@ -60,8 +60,9 @@ const (
 	ProgressRequest ProgressKind = iota
 	// ProgressText: the model streamed Delta.
 	ProgressText
-	// ProgressRetry: the request did not fit the model's context window; a
-	// smaller one follows (Err says what the provider answered).
+	// ProgressRetry: the request did not fit the model's context window, or
+	// the context filled before the summary was done ([ErrContextFilled]);
+	// a smaller one follows (Err says what the provider answered).
 	ProgressRetry
 	// ProgressFallback: no model can write the summary (Reason, and Err when
 	// a model failed); code builds it instead.
@@ -93,6 +94,13 @@ var (
 	ErrSummaryTruncated = errors.New("summary cut off at the output limit")
 	// ErrEmptySummary means the model answered without any text.
 	ErrEmptySummary = errors.New("summarizer answered with no text")
+	// ErrContextFilled means the model stopped before finishing because its
+	// context window was full, not because of the output limit: some
+	// servers (llama.cpp's) take any prompt below their window and generate
+	// until the context is full, reporting the same "length" stop as for
+	// the output limit (see [llm.LengthStopOverflow]). Like an overflow, it
+	// is retried smaller; a cut-off summary is never stored.
+	ErrContextFilled = errors.New("the model's context window filled up before the summary was finished")
 )
 
 // MaxOverflowRetries is how many smaller requests follow a context-overflow
@@ -102,6 +110,11 @@ const MaxOverflowRetries = 2
 // minTranscriptTokens is the least room for conversation that makes a
 // request worth sending.
 const minTranscriptTokens = 256
+
+// calibrationMargin is added to the ratio of the server's tokens to chars/4
+// measured so far, since the next request's text may tokenize a little
+// worse than the ones measured.
+const calibrationMargin = 0.1
 
 // Result is a finished compaction, ready to be stored as a compaction entry
 // (see [Result.Entry]).
@@ -184,12 +197,23 @@ func (f *spanFailure) Error() string {
 func (f *spanFailure) Unwrap() error { return f.err }
 
 // summarizer makes the requests of one compaction or branch summary and
-// sums their usage.
+// sums their usage. It also learns, from every answer, how the server
+// counts: the usage of a reply and the sizes of a refusal give the ratio of
+// its tokens to the chars/4 estimate, and a refusal or a full context may
+// show a window smaller than the model's. What it learns sizes the later
+// requests of the same job (retries, further parts of a folded span, the
+// turn prefix after the history); it is never used for the cut decisions of
+// [Prepare], which stay chars/4 as in pi.
 type summarizer struct {
 	opts        Options
 	outputLimit int
 	usage       llm.Usage
 	calls       int
+	// ratio is the highest number of the server's tokens per chars/4
+	// token measured so far, 0 before any measure; window is the context
+	// window the server showed when smaller than the model's, else 0.
+	ratio  float64
+	window int
 }
 
 func newSummarizer(opts Options, reserveTokens int) *summarizer {
@@ -216,8 +240,10 @@ func (s *summarizer) reasoning() llm.ThinkingLevel {
 }
 
 // transcriptOptions projects for this summarizer with n tool bodies.
-func (s *summarizer) transcriptOptions(n int) transcriptOptions {
-	return transcriptOptions{reasoning: !isClaudeFamily(s.opts.Model), toolBodies: n}
+func (s *summarizer) transcriptOptions(n int) TranscriptOptions {
+	o := TranscriptOptionsFor(s.opts.Model)
+	o.ToolBodies = n
+	return o
 }
 
 // request builds the request for one prompt.
@@ -226,26 +252,81 @@ func (s *summarizer) request(in promptInput) *llm.Request {
 		Model:        s.opts.Model,
 		SystemPrompt: systemPrompt,
 		Messages:     []llm.Message{&llm.UserMessage{Content: []llm.Content{llm.Text{Text: promptText(in)}}}},
-		MaxTokens:    s.outputLimit,
+		MaxTokens:    s.maxTokens(),
 		Reasoning:    s.reasoning(),
 		NoCache:      true,
 	}
 }
 
-// inputBudget is the room for the transcript in a request: the model's
-// context window less the output reserve, the system prompt and the rest of
-// the user message (task, instructions, previous summary), by chars/4.
-func (s *summarizer) inputBudget(in promptInput) int {
-	window := s.opts.Model.ContextWindow
-	if window <= 0 {
-		window = DefaultContextWindow
+// contextWindow is the window requests are sized for: the one the server
+// showed, else the model's, else [DefaultContextWindow].
+func (s *summarizer) contextWindow() int {
+	switch {
+	case s.window > 0:
+		return s.window
+	case s.opts.Model.ContextWindow > 0:
+		return s.opts.Model.ContextWindow
 	}
-	reserve := s.outputLimit
+	return DefaultContextWindow
+}
+
+// maxTokens is the output limit requests ask for: the summary's output
+// limit, but at most a quarter of a window the server showed to be smaller
+// than the model's, so that the conversation keeps room beside the answer
+// (a window of 8,192 tokens where the model was said to have 128,000 leaves
+// 2,048 for the summary). 0 leaves the model's limit in force.
+func (s *summarizer) maxTokens() int {
+	limit := s.outputLimit
+	if s.window > 0 && (limit == 0 || limit > s.window/4) {
+		limit = s.window / 4
+	}
+	return limit
+}
+
+// scale is how many of the server's tokens the budget counts per chars/4
+// token: 1 until an answer measured the server's tokenizer, then the
+// highest ratio measured plus [calibrationMargin], never below 1. A
+// tokenizer sparser than chars/4 leaves the estimate alone: it already
+// errs on the safe side, and a request never holds more than the window by
+// chars/4.
+func (s *summarizer) scale() float64 {
+	if s.ratio == 0 {
+		return 1
+	}
+	return max(1, s.ratio*(1+calibrationMargin))
+}
+
+// observe learns from what the server counted for req: prompt, its size in
+// the server's tokens (0 when unknown), and window, a context window the
+// server showed (0 when none).
+func (s *summarizer) observe(req *llm.Request, prompt, window int) {
+	estimate := tokensOf(req.SystemPrompt)
+	for _, m := range req.Messages {
+		if u, ok := m.(*llm.UserMessage); ok {
+			estimate += tokensOf(llm.TextOf(u.Content))
+		}
+	}
+	if prompt > 0 && estimate > 0 {
+		s.ratio = max(s.ratio, float64(prompt)/float64(estimate))
+	}
+	if window > 0 && window < s.contextWindow() {
+		s.window = window
+	}
+}
+
+// inputBudget is the room for the transcript in a request, by chars/4: the
+// context window less the output reserve, divided by the measured scale of
+// the server's tokens, less the system prompt and the rest of the user
+// message (task, instructions, previous summary). Before any measure it is
+// the model's window less the reserve and the rest, all by chars/4.
+func (s *summarizer) inputBudget(in promptInput) int {
+	reserve := s.maxTokens()
 	if reserve == 0 {
 		reserve = DefaultReserveTokens * 8 / 10
 	}
 	in.transcript = ""
-	return window - reserve - tokensOf(systemPrompt) - tokensOf(promptText(in))
+	room := float64(s.contextWindow()-reserve) / s.scale()
+	return int(room) - tokensOf(systemPrompt) - tokensOf(promptText(in))
 }
 
 func (s *summarizer) progress(p Progress) {
@@ -260,9 +341,10 @@ func (s *summarizer) progress(p Progress) {
 // span is folded over several requests, oldest rounds first, each request
 // updating the summary of the ones before (see [summarizer.fit]). A request
 // the provider still finds too large is retried smaller
-// ([summarizer.send]). The error is a *spanFailure when the model cannot do
-// it, a *cancelledError, or a *refusedError when the provider refuses the
-// credentials.
+// ([summarizer.send]); what the server's answers showed of its tokenizer
+// and window sizes every later part. The error is a *spanFailure when the
+// model cannot do it, a *cancelledError, or a *refusedError when the
+// provider refuses the credentials.
 func (s *summarizer) summarizeSpan(ctx context.Context, k kind, msgs []session.Message, previous string, previousDeterministic bool) (string, error) {
 	rs := rounds(msgs)
 	running := previous
@@ -277,13 +359,12 @@ func (s *summarizer) summarizeSpan(ctx context.Context, k kind, msgs []session.M
 		budget := s.inputBudget(in)
 		if budget < minTranscriptTokens {
 			return "", &spanFailure{
-				reason:    fmt.Sprintf("the summarizer's context window (%d tokens) has no room left for the conversation", s.opts.Model.ContextWindow),
+				reason:    fmt.Sprintf("the summarizer's context window (%d tokens) has no room left for the conversation", s.contextWindow()),
 				running:   running,
 				remaining: flatten(rs),
 			}
 		}
-		n, bodies := s.fit(rs, budget)
-		out, err := s.send(ctx, in, rs[:n], bodies, budget, part)
+		out, n, err := s.send(ctx, in, rs, budget, part)
 		if err != nil {
 			if isCancelled(err) {
 				return "", err
@@ -334,33 +415,59 @@ func (s *summarizer) fit(rs [][]session.Message, budget int) (rounds, bodies int
 	return rounds, 0
 }
 
-// send makes one request for the rounds rs and, when the provider answers
-// that it does not fit the context window, at most [MaxOverflowRetries]
-// smaller ones (see [summarizer.attempt]).
-func (s *summarizer) send(ctx context.Context, in promptInput, rs [][]session.Message, bodies, budget, part int) (string, error) {
+// send has the model summarize the leading rounds of rs that fit budget
+// (see [summarizer.fit]) and returns the summary and the number of rounds
+// the part covered. When the provider answers that the request does not fit
+// the context window (or the context filled before the summary was done),
+// at most [MaxOverflowRetries] smaller requests follow. An answer that
+// shows how the server counts (a refusal with its sizes, a full context
+// with its usage) shrinks the budget ([summarizer.observe]); the next
+// attempt is then fitted again to it, the rounds that no longer fit being
+// left to the next part, so that nothing is lost. An answer that shows
+// nothing steps down the ladder of [summarizer.attempt].
+func (s *summarizer) send(ctx context.Context, in promptInput, rs [][]session.Message, budget, part int) (string, int, error) {
+	n, bodies := s.fit(rs, budget)
+	step := 0
 	var err error
-	for attempt := 0; attempt <= MaxOverflowRetries; attempt++ {
+	for attempt := 0; ; attempt++ {
 		var out string
-		out, err = s.call(ctx, s.attempt(in, rs, bodies, budget, attempt), in.kind.phase(), part, attempt)
+		out, err = s.call(ctx, s.attempt(in, rs[:n], bodies, budget, step), in.kind.phase(), part, attempt)
 		if err == nil {
-			return out, nil
+			return out, n, nil
 		}
-		if isCancelled(err) || !errors.Is(err, llm.ErrContextOverflow) {
-			return "", err
+		if isCancelled(err) || !isOverflow(err) {
+			return "", 0, err
 		}
-		if attempt < MaxOverflowRetries {
-			s.progress(Progress{Kind: ProgressRetry, Phase: in.kind.phase(), Part: part, Attempt: attempt + 1, Err: err})
+		if attempt == MaxOverflowRetries {
+			break
 		}
+		if smaller := s.inputBudget(in); smaller < budget {
+			if smaller < minTranscriptTokens {
+				return "", 0, fmt.Errorf("the context window the server showed (%d tokens) has no room left for the conversation: %w", s.contextWindow(), err)
+			}
+			budget, step = smaller, 0
+			n, bodies = s.fit(rs, budget)
+		} else {
+			step++
+		}
+		s.progress(Progress{Kind: ProgressRetry, Phase: in.kind.phase(), Part: part, Attempt: attempt + 1, Err: err})
 	}
-	return "", fmt.Errorf("request still too large after %d smaller retries: %w", MaxOverflowRetries, err)
+	return "", 0, fmt.Errorf("request still too large after %d smaller retries: %w", MaxOverflowRetries, err)
 }
 
-// attempt builds the request of one attempt for the rounds rs. Attempt 0
-// sends rs with the chosen number of tool bodies. Retry r (1 or 2) drops the
-// r oldest rounds while another remains, keeps 1 and then 0 tool bodies,
-// and lowers the bound to (4-r)/4 of the budget, since the estimate proved
-// too low. Whenever the transcript exceeds the bound (one oversized round,
-// say), its head and tail are kept and the middle left out.
+// isOverflow reports whether a failed answer calls for a smaller request:
+// the provider's context overflow, or a context that filled while the
+// model wrote.
+func isOverflow(err error) bool {
+	return errors.Is(err, llm.ErrContextOverflow) || errors.Is(err, ErrContextFilled)
+}
+
+// attempt builds the request of one step of the ladder for the rounds rs.
+// Step 0 sends rs with the chosen number of tool bodies. Step r (1 or 2)
+// drops the r oldest rounds while another remains, keeps 1 and then 0 tool
+// bodies, and lowers the bound to (4-r)/4 of the budget, since the estimate
+// proved too low. Whenever the transcript exceeds the bound (one oversized
+// round, say), its head and tail are kept and the middle left out.
 func (s *summarizer) attempt(in promptInput, rs [][]session.Message, bodies, budget, attempt int) *llm.Request {
 	drop := min(attempt, len(rs)-1)
 	n := bodies
@@ -381,18 +488,22 @@ func (s *summarizer) attempt(in promptInput, rs [][]session.Message, bodies, bud
 
 // call sends one request and returns the summary text. Text deltas are
 // passed to Progress as they stream. The usage of every answer is added up,
-// whatever its outcome. A cancelled context gives a *cancelledError; an
-// answer cut off at the output limit or without text is an error (never a
-// summary).
+// whatever its outcome, and what the server counted is observed. A
+// cancelled context gives a *cancelledError; an answer cut off (by the
+// output limit, [ErrSummaryTruncated], or by a full context,
+// [ErrContextFilled]) or without text is an error, never a summary.
 func (s *summarizer) call(ctx context.Context, req *llm.Request, phase Phase, part, attempt int) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", &cancelledError{err}
 	}
 	s.progress(Progress{Kind: ProgressRequest, Phase: phase, Part: part, Attempt: attempt})
 	msg, err := llm.Collect(s.relay(s.opts.Provider.Stream(ctx, req), phase, part, attempt))
+	input := 0
 	if msg != nil {
 		s.usage = s.usage.Add(msg.Usage)
 		s.calls++
+		input = msg.Usage.Input + msg.Usage.CacheRead + msg.Usage.CacheWrite
+		s.observe(req, input, 0)
 	}
 	if cerr := ctx.Err(); cerr != nil {
 		return "", &cancelledError{cerr}
@@ -401,11 +512,21 @@ func (s *summarizer) call(ctx context.Context, req *llm.Request, phase Phase, pa
 		if errors.Is(err, context.Canceled) {
 			return "", &cancelledError{err}
 		}
+		if apiErr := (*llm.APIError)(nil); errors.As(err, &apiErr) {
+			s.observe(req, apiErr.PromptTokens, apiErr.ContextTokens)
+		}
 		return "", err
 	}
 	switch msg.StopReason {
 	case llm.StopReasonLength:
-		return "", ErrSummaryTruncated
+		if !llm.LengthStopOverflow(msg, req.MaxTokens, s.contextWindow()) {
+			return "", ErrSummaryTruncated
+		}
+		s.observe(req, 0, input+msg.Usage.Output)
+		if req.MaxTokens > 0 {
+			return "", fmt.Errorf("%w (%d input and %d output tokens, below the output limit of %d)", ErrContextFilled, input, msg.Usage.Output, req.MaxTokens)
+		}
+		return "", fmt.Errorf("%w (%d input and %d output tokens)", ErrContextFilled, input, msg.Usage.Output)
 	case llm.StopReasonError, llm.StopReasonAborted:
 		if msg.ErrorMessage != "" {
 			return "", fmt.Errorf("summarizer stopped (%s): %s", msg.StopReason, msg.ErrorMessage)
@@ -523,7 +644,7 @@ func finish(files FileOps, fb *fallback) (fileLists string, details jsontext.Val
 	if fb != nil {
 		d.Summarizer, d.DeterministicReason = SummarizerDeterministic, fb.reason
 	}
-	return formatFileLists(readFiles, modifiedFiles), d.Encode()
+	return FormatFileLists(readFiles, modifiedFiles), d.Encode()
 }
 
 // offline reports that no model is available and returns the fallback.
@@ -534,12 +655,8 @@ func (s *summarizer) offline() *fallback {
 
 // compactSummary produces the summary text (without file lists).
 func (s *summarizer) compactSummary(ctx context.Context, prep *Preparation) (string, *fallback, error) {
-	history, prefix := prep.MessagesToSummarize, prep.TurnPrefixMessages
-	split := prep.IsSplitTurn && len(prefix) > 0
-	if !split {
-		history = append(history[:len(history):len(history)], prefix...) // a split without prefix is no split
-		prefix = nil
-	}
+	history, prefix := prep.spans()
+	split := len(prefix) > 0
 	// The previous summary's file lists are recomputed and appended again
 	// below; a copy inside the summary would repeat them.
 	previous := stripFileLists(prep.PreviousSummary)

@@ -13,7 +13,11 @@ import (
 // overflowWording matches the texts providers use to say that a request did
 // not fit the model's context window. Each alternative is one vendor's (or
 // server's) wording; matching is case-insensitive. The list follows pi's
-// (pi-reference §3.3) so a session that pi classified reads the same here.
+// (pi-reference §3.3) so a session that pi classified reads the same here,
+// and adds wordings pi does not know: llama.cpp's error type (its message
+// has been reworded before) and its 500 for a context that filled while
+// generating, and Anthropic's refusal of an input that fits only without
+// the requested output.
 var overflowWording = regexp.MustCompile(`(?i)` + strings.Join([]string{
 	`prompt is too long`,                                  // Anthropic
 	`request_too_large`,                                   // Anthropic 413 error type
@@ -25,6 +29,9 @@ var overflowWording = regexp.MustCompile(`(?i)` + strings.Join([]string{
 	`maximum context length is \d+ tokens`,                // OpenAI Chat Completions, OpenRouter, vLLM, DeepSeek
 	`exceeds the limit of \d+`,                            // GitHub Copilot
 	`exceeds the available context size`,                  // llama.cpp server
+	`exceed_context_size_error`,                           // llama.cpp server's error type
+	`context size has been exceeded`,                      // llama.cpp server, a 500 while generating
+	`input length and .max_tokens. exceed`,                // Anthropic: input + max_tokens > window
 	`greater than the context length`,                     // LM Studio
 	`context window exceeds limit`,                        // MiniMax
 	`exceeded model token limit`,                          // Kimi
@@ -86,6 +93,44 @@ func IsContextOverflow(m *AssistantMessage, contextWindow int) bool {
 		return m.Usage.Output == 0 && float64(input) >= 0.99*float64(contextWindow)
 	}
 	return false
+}
+
+// LengthStopOverflow reports whether a turn that stopped with
+// [StopReasonLength] was stopped by a full context window rather than by the
+// output limit it asked for. Some servers (llama.cpp's llama-server among
+// them) accept any prompt smaller than their context whatever the output
+// limit, generate until the context is full, and report that stop as
+// "length", exactly as they report the output limit. maxTokens is the output
+// limit the request was sent with, contextWindow the model's window; either
+// may be 0 (unknown). The rule:
+//
+//   - maxTokens > 0: the stop is an overflow exactly when the answer has
+//     fewer output tokens than maxTokens; an answer that reached maxTokens
+//     (or passed it, as a provider counting reasoning on top may report)
+//     was cut by the output limit, whatever the window;
+//   - maxTokens ≤ 0: it is an overflow when the input and output tokens
+//     together reach contextWindow (contextWindow > 0).
+//
+// Any other stop reason, a nil message, or a message without any usage (no
+// input and no output tokens: nothing to tell by) gives false. A caller that
+// gets true should retry with less input; sending the same request again,
+// or asking for more output, cannot help. A server whose own output cap is
+// below the one requested also reads as an overflow under this rule; the
+// smaller retry then ends the same way, and the caller reports a full
+// context. [IsContextOverflow] applies pi's narrower rule (no output at all,
+// input at 99 % of the window) to a stored message.
+func LengthStopOverflow(m *AssistantMessage, maxTokens, contextWindow int) bool {
+	if m == nil || m.StopReason != StopReasonLength {
+		return false
+	}
+	input := m.Usage.Input + m.Usage.CacheRead + m.Usage.CacheWrite
+	if input == 0 && m.Usage.Output == 0 {
+		return false
+	}
+	if maxTokens > 0 {
+		return m.Usage.Output < maxTokens
+	}
+	return contextWindow > 0 && input+m.Usage.Output >= contextWindow
 }
 
 // NewAPIError classifies a provider failure. status is the HTTP status (0

@@ -27,16 +27,20 @@ func TestOverflowWording(t *testing.T) {
 		"This endpoint's maximum context length is 200000 tokens. However, you requested about 250000 tokens",     // OpenRouter
 		"prompt token count of 130000 exceeds the limit of 128000",                                                // Copilot
 		"the request exceeds the available context size, try increasing it",                                       // llama.cpp
-		"tokens to keep from the initial prompt is greater than the context length",                               // LM Studio
-		"invalid params, context window exceeds limit",                                                            // MiniMax
-		"Your request exceeded model token limit: 262144 (requested: 300000)",                                     // Kimi
-		"Prompt contains 140000 tokens, too large for model with 131072 maximum context length",                   // Mistral
-		"finish_reason: model_context_window_exceeded",                                                            // z.ai
-		"400 `prompt too long; exceeded max context length by 100918 tokens`",                                     // Ollama
-		"prompt too long; exceeded context length by 12 tokens",                                                   // Ollama, older
-		"This model's context length is only 8192 tokens",                                                         // vLLM
-		"Input length 300000 exceeds the maximum context length 262144",                                           // vLLM
-		"The input (516368 tokens) is longer than the model's context length (262144 tokens).",                    // Together
+		"request (20494 tokens) exceeds the available context size (8192 tokens), try increasing it",              // llama.cpp, current
+		"exceed_context_size_error",       // llama.cpp's type
+		"Context size has been exceeded.", // llama.cpp, while generating
+		"input length and `max_tokens` exceed context limit: 198000 + 21333 > 200000, decrease input length", // Anthropic
+		"tokens to keep from the initial prompt is greater than the context length",                          // LM Studio
+		"invalid params, context window exceeds limit",                                                       // MiniMax
+		"Your request exceeded model token limit: 262144 (requested: 300000)",                                // Kimi
+		"Prompt contains 140000 tokens, too large for model with 131072 maximum context length",              // Mistral
+		"finish_reason: model_context_window_exceeded",                                                       // z.ai
+		"400 `prompt too long; exceeded max context length by 100918 tokens`",                                // Ollama
+		"prompt too long; exceeded context length by 12 tokens",                                              // Ollama, older
+		"This model's context length is only 8192 tokens",                                                    // vLLM
+		"Input length 300000 exceeds the maximum context length 262144",                                      // vLLM
+		"The input (516368 tokens) is longer than the model's context length (262144 tokens).",               // Together
 		"context_length_exceeded",
 		"Context length exceeded",
 		"too many tokens in request",
@@ -97,6 +101,40 @@ func TestIsContextOverflow(t *testing.T) {
 	}
 }
 
+// TestLengthStopOverflow pins the rule that tells a context that filled
+// from the output limit in a "length" stop.
+func TestLengthStopOverflow(t *testing.T) {
+	msg := func(stop StopReason, in, cacheRead, out int) *AssistantMessage {
+		return &AssistantMessage{StopReason: stop, Usage: Usage{Input: in, CacheRead: cacheRead, Output: out}}
+	}
+	tests := []struct {
+		name              string
+		m                 *AssistantMessage
+		maxTokens, window int
+		want              bool
+	}{
+		{"llama.cpp filled its context", msg(StopReasonLength, 8165, 0, 27), 512, 8192, true},
+		{"context filled, window unknown", msg(StopReasonLength, 8165, 0, 27), 512, 0, true},
+		{"context filled, cached prompt", msg(StopReasonLength, 165, 8000, 27), 512, 8192, true},
+		{"context filled before any output", msg(StopReasonLength, 8192, 0, 0), 512, 8192, true},
+		{"output limit", msg(StopReasonLength, 900, 0, 512), 512, 8192, false},
+		{"output limit with reasoning counted on top", msg(StopReasonLength, 900, 0, 1536), 512, 8192, false},
+		{"output limit that also reached the window", msg(StopReasonLength, 7680, 0, 512), 512, 8192, false},
+		{"no limit sent, window reached", msg(StopReasonLength, 8000, 0, 192), 0, 8192, true},
+		{"no limit sent, inside the window", msg(StopReasonLength, 4000, 0, 192), 0, 8192, false},
+		{"nothing known", msg(StopReasonLength, 4000, 0, 192), 0, 0, false},
+		{"no usage", msg(StopReasonLength, 0, 0, 0), 512, 8192, false},
+		{"finished normally", msg(StopReasonStop, 8165, 0, 27), 512, 8192, false},
+		{"error", msg(StopReasonError, 8165, 0, 27), 512, 8192, false},
+		{"nil", nil, 512, 8192, false},
+	}
+	for _, tt := range tests {
+		if got := LengthStopOverflow(tt.m, tt.maxTokens, tt.window); got != tt.want {
+			t.Errorf("%s: got %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
 func TestNewAPIError(t *testing.T) {
 	tests := []struct {
 		status       int
@@ -123,6 +161,14 @@ func TestNewAPIError(t *testing.T) {
 		{0, "overloaded_error", "Overloaded", ErrOverloaded},
 		{0, "api_error", "Internal error", ErrServer},
 		{0, "invalid_request_error", "prompt is too long: 2 tokens > 1 maximum", ErrContextOverflow},
+		// llama.cpp: the type alone, whatever its message says, and the
+		// 500 of a context that filled while generating (not retried as a
+		// server error).
+		{400, "exceed_context_size_error", "the prompt does not fit, reworded", ErrContextOverflow},
+		{400, "exceed_context_size_error", "", ErrContextOverflow},
+		{500, "", "Context size has been exceeded.", ErrContextOverflow},
+		{0, "server_error", "Context size has been exceeded.", ErrContextOverflow},
+		{400, "invalid_request_error", "input length and `max_tokens` exceed context limit: 198000 + 21333 > 200000", ErrContextOverflow},
 	}
 	for _, tt := range tests {
 		err := NewAPIError("p", tt.status, tt.typ, tt.message, 0)

@@ -29,10 +29,18 @@
 // [NewAPIError] classifies a provider failure from its status, type and
 // text. A context overflow is recognised from every provider's wording pi
 // knows (Anthropic, OpenAI, Gemini, xAI, Groq, OpenRouter, vLLM, llama.cpp,
-// LM Studio, Ollama, Mistral, Kimi, MiniMax, z.ai, bodyless 400/413), never
-// from throttling texts that mention tokens; [IsContextOverflow] applies the
-// same test to a stored message and adds pi's usage rules (input beyond the
-// window; an empty answer cut at 99% of it). [RetryDecision] is the policy
+// LM Studio, Ollama, Mistral, Kimi, MiniMax, z.ai, bodyless 400/413) and a
+// few it does not (llama.cpp's exceed_context_size_error type alone and its
+// "Context size has been exceeded", Anthropic's input plus max_tokens
+// beyond the window), never from throttling texts that mention tokens;
+// [IsContextOverflow] applies the same test to a stored message and adds
+// pi's usage rules (input beyond the window; an empty answer cut at 99% of
+// it). When the server says how large the request was and how large its
+// window is, the providers keep both numbers on the error
+// ([APIError].PromptTokens, ContextTokens), counted by the server's own
+// tokenizer. [LengthStopOverflow] tells a "length" stop caused by a full
+// context (some servers generate until the context is full) from one caused
+// by the output limit. [RetryDecision] is the policy
 // the providers' retries (package retry) follow: rate limits, overloads,
 // 5xx and broken connections are retried, honouring Retry-After; an
 // overflow, an auth failure or an abort never is.

@@ -45,6 +45,13 @@ type APIError struct {
 	Message string
 	// RetryAfter is the delay the provider asked for, or 0.
 	RetryAfter time.Duration
+	// PromptTokens is the size of the refused request, in the server's own
+	// tokens, and ContextTokens the context window the server has, when its
+	// answer says so (llama.cpp's n_prompt_tokens and n_ctx, or the numbers
+	// in an OpenAI, vLLM, OpenRouter or Anthropic overflow text); 0 when it
+	// does not. They are what a caller sizes its next request from: the
+	// server's tokenizer, not an estimate, counted them.
+	PromptTokens, ContextTokens int
 	// Kind is the class of the failure: one of the Err* values.
 	Kind error
 }

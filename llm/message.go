@@ -57,6 +57,13 @@ type AssistantMessage struct {
 	ErrorMessage string
 	// Timestamp is when the turn started, in Unix milliseconds.
 	Timestamp int64
+	// DurationMs is how long the turn took, in milliseconds; 0 when not
+	// measured.
+	DurationMs int64
+	// ThinkingLevel is the reasoning level the turn was requested with
+	// (pi 1.6 records it; "off" when none was asked for), empty when not
+	// recorded.
+	ThinkingLevel ThinkingLevel
 }
 
 // ToolResultMessage carries the result of one tool call back to the model.
@@ -68,6 +75,9 @@ type ToolResultMessage struct {
 	// it is never sent to the model. Nil when absent.
 	Details jsontext.Value
 	IsError bool
+	// DurationMs is how long the tool ran, in milliseconds; 0 when it
+	// never ran (an unknown tool, invalid arguments, an abort).
+	DurationMs int64
 	// Timestamp is when the result was produced, in Unix milliseconds.
 	Timestamp int64
 	// NestedCalls is the record of the tools a tool called while it ran
@@ -136,6 +146,10 @@ func (m *AssistantMessage) MarshalJSONTo(enc *jsontext.Encoder) error {
 		w.Str("stopReason", string(m.StopReason))
 		w.Int("timestamp", m.Timestamp)
 		w.OptStr("errorMessage", m.ErrorMessage)
+		if m.DurationMs > 0 {
+			w.Int("durationMs", m.DurationMs)
+		}
+		w.OptStr("thinkingLevel", string(m.ThinkingLevel))
 	})
 }
 
@@ -150,6 +164,9 @@ func (m *ToolResultMessage) MarshalJSONTo(enc *jsontext.Encoder) error {
 			w.Raw("details", m.Details)
 		}
 		w.Bool("isError", m.IsError)
+		if m.DurationMs > 0 {
+			w.Int("durationMs", m.DurationMs)
+		}
 		w.Int("timestamp", m.Timestamp)
 		if len(m.NestedCalls) > 0 {
 			w.Raw("nestedCalls", m.NestedCalls)
@@ -204,6 +221,12 @@ func (m *AssistantMessage) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 			m.ErrorMessage, err = jsonwire.ReadString(dec)
 		case "timestamp":
 			m.Timestamp, err = jsonwire.ReadMillis(dec)
+		case "durationMs":
+			m.DurationMs, err = jsonwire.ReadMillis(dec)
+		case "thinkingLevel":
+			var s string
+			s, err = jsonwire.ReadString(dec)
+			m.ThinkingLevel = ThinkingLevel(s)
 		default:
 			err = dec.SkipValue()
 		}
@@ -231,6 +254,8 @@ func (m *ToolResultMessage) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 			}
 		case "isError":
 			m.IsError, err = jsonwire.ReadBool(dec)
+		case "durationMs":
+			m.DurationMs, err = jsonwire.ReadMillis(dec)
 		case "timestamp":
 			m.Timestamp, err = jsonwire.ReadMillis(dec)
 		case "nestedCalls":

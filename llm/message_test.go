@@ -66,3 +66,33 @@ func TestPiMessagesRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordedDurations checks the members pi 1.6 adds to finished turns and
+// tool results (durationMs, thinkingLevel): written in pi's place, read back.
+func TestRecordedDurations(t *testing.T) {
+	for _, tc := range []struct {
+		msg  Message
+		want string
+	}{
+		{&AssistantMessage{Content: []Content{}, StopReason: StopReasonStop, Timestamp: 5, DurationMs: 1200, ThinkingLevel: ThinkingOff},
+			`{"role":"assistant","content":[],"api":"","provider":"","model":"","usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"stop","timestamp":5,"durationMs":1200,"thinkingLevel":"off"}`},
+		{&ToolResultMessage{ToolCallID: "c", ToolName: "bash", Content: []Content{Text{Text: "ok"}}, DurationMs: 40, Timestamp: 6},
+			`{"role":"toolResult","toolCallId":"c","toolName":"bash","content":[{"type":"text","text":"ok"}],"isError":false,"durationMs":40,"timestamp":6}`},
+	} {
+		got, err := json.Marshal(tc.msg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != tc.want {
+			t.Errorf("got  %s\nwant %s", got, tc.want)
+		}
+		back, err := DecodeMessage(got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, _ := json.Marshal(back)
+		if string(again) != tc.want {
+			t.Errorf("read back as %s", again)
+		}
+	}
+}

@@ -90,7 +90,8 @@ type Event struct {
 	Index int
 	// Delta is the text appended by a *Delta event.
 	Delta string
-	// Content is the finished block of a *End event.
+	// Content is the finished block of a *End event; on EventToolCallStart,
+	// the call's id and name as far as the stream has told them.
 	Content Content
 	// Message is the message so far on EventStart and the final message on
 	// EventDone and EventError.

@@ -360,20 +360,40 @@ func pathSettings(path []*Entry) (llm.ThinkingLevel, *ModelRef, error) {
 // compaction at path[compaction] (its firstKeptEntryId), or -1 when that
 // entry is not on the path before the compaction.
 func KeptStart(path []*Entry, compaction int) int {
-	p, err := path[compaction].Payload()
-	if err != nil {
+	e := path[compaction]
+	switch d := e.kept.Load(); {
+	case d > 0 && int(d-1) <= compaction && path[compaction-int(d-1)].ID == keptID(e):
+		return compaction - int(d-1)
+	case d < 0:
 		return -1
 	}
-	c, ok := p.(*CompactionEntry)
-	if !ok || c.FirstKeptEntryID == "" {
-		return -1
-	}
-	for i := 0; i < compaction; i++ {
-		if path[i].ID == c.FirstKeptEntryID {
-			return i
+	// The first entry of the path with that id, as pi finds it. The
+	// distance is remembered: the same entry has the same ancestors on
+	// every path through it.
+	id := keptID(e)
+	if id != "" {
+		for i := 0; i < compaction; i++ {
+			if path[i].ID == id {
+				e.kept.Store(int64(compaction-i) + 1)
+				return i
+			}
 		}
 	}
+	e.kept.Store(-1)
 	return -1
+}
+
+// keptID returns a compaction entry's firstKeptEntryId ("" for none).
+func keptID(e *Entry) string {
+	p, err := e.Payload()
+	if err != nil {
+		return ""
+	}
+	c, ok := p.(*CompactionEntry)
+	if !ok {
+		return ""
+	}
+	return c.FirstKeptEntryID
 }
 
 // ContextMessage returns the message an entry contributes to the model's

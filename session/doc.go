@@ -197,8 +197,9 @@
 // surrogate included in the escape JSON.stringify writes for it, and a
 // compaction's system message with the entry's time as its timestamp.
 //
-// A new session is written when its first assistant message is appended
-// (pi's rule): the header and every entry so far in one write, to a file
+// A new session is written when its first user or assistant message is
+// appended (pi 1.6's rule; pi 0.73 waited for the first reply): the header
+// and every entry so far in one write, to a file
 // created exclusively (mode 0600, directories 0700), so there is never a
 // second header; a very large one (a fork) in runs of whole lines.
 // [Session.Flush] writes it earlier.
@@ -215,7 +216,7 @@
 //
 // # pi bugs Prime does not have
 //
-// Of pi-reference §10.1: reopening a session that has no assistant message
+// Of pi-reference §10.1: reopening a session that has no conversation
 // yet and appending to it no longer writes a second header and duplicate
 // entries (#2); a non-empty file that is not a session is an error and left
 // untouched, not overwritten (#3); the branch-summary entry records the

@@ -110,6 +110,13 @@ func fastDecode(raw []byte, shared bool, arena *messageArena, common *sharedAren
 				return d.optString(&a.ErrorMessage)
 			case "timestamp":
 				return d.millis(&a.Timestamp)
+			case "durationMs":
+				return d.millis(&a.DurationMs)
+			case "thinkingLevel":
+				var s string
+				ok := d.optString(&s)
+				a.ThinkingLevel = llm.ThinkingLevel(s)
+				return ok
 			}
 			return d.skip()
 		})
@@ -130,6 +137,8 @@ func fastDecode(raw []byte, shared bool, arena *messageArena, common *sharedAren
 				return d.optValue(&r.NestedCalls)
 			case "isError":
 				return d.optBool(&r.IsError)
+			case "durationMs":
+				return d.millis(&r.DurationMs)
 			case "timestamp":
 				return d.millis(&r.Timestamp)
 			}

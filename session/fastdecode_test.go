@@ -165,6 +165,8 @@ func TestFastDecodeEdges(t *testing.T) {
 		{`{"role":"assistant","usage":{"cost":null}}`, true},
 		{`{"role":"toolResult","toolCallId":"c1","toolName":"read","content":[{"type":"text","text":"x"}],"details":{"diff":"-a\n+b"},"details":null,"isError":null,"timestamp":null}`, true},
 		{`{"role":"toolResult","content":"x","timestamp":1e400}`, true},
+		{`{"role":"assistant","content":[],"stopReason":"stop","timestamp":1,"durationMs":250,"thinkingLevel":"high"}`, true},
+		{`{"role":"toolResult","toolCallId":"c1","toolName":"bash","content":[],"isError":false,"durationMs":12,"timestamp":2}`, true},
 		// Left to the general decoder.
 		{`{"role":"bashExecution","command":"ls","output":"","timestamp":1}`, false},
 		{`{"content":"x","role":"user"}`, false},

@@ -19,7 +19,7 @@ import (
 // dropped label entry names the entry that took its place.
 //
 // The new session is written to path as [Create] writes a new one, with
-// opts as for Create: at once when the path holds an assistant message,
+// opts as for Create: at once when the path holds a user or assistant message,
 // else when one is appended or at [Session.Flush]. Its header records s's
 // file as the parent session unless opts.ParentSession says otherwise, and
 // s's working directory unless opts.CWD does. s is not changed. An unknown
@@ -67,7 +67,7 @@ func (s *Session) Fork(path, leafID string, opts Options) (*Session, error) {
 		f.entries = append(f.entries, e)
 		f.index(len(f.entries) - 1)
 	}
-	if f.w.pending && f.hasAssistant() {
+	if f.w.pending && f.hasConversation() {
 		if err := f.create(nil); err != nil {
 			return nil, err
 		}

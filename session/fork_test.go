@@ -113,21 +113,26 @@ func TestFork(t *testing.T) {
 	})
 }
 
+// A fork whose path holds no conversation yet (only setup entries) is
+// written when the first user or assistant message arrives, as pi 1.6 does;
+// one whose path holds a user message is written at once.
 func TestForkDefersWrite(t *testing.T) {
 	s := parse(t,
-		ent{"id1", "", user("first")},
+		ent{"id0", "", &session.ModelChangeEntry{Provider: "p", ModelID: "m"}},
+		ent{"id1", "id0", user("first")},
 		ent{"id2", "id1", assistant("a1")},
 	)
-	path := filepath.Join(t.TempDir(), "fork.jsonl")
-	f, err := s.Fork(path, "id1", session.Options{ID: "my-fork", Now: fixedClock()})
+	dir := t.TempDir()
+	path := filepath.Join(dir, "fork.jsonl")
+	f, err := s.Fork(path, "id0", session.Options{ID: "my-fork", Now: fixedClock()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.Append(&session.CustomEntry{CustomType: "note"})
 	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
-		t.Fatal("160: fork without an assistant message written before one arrives")
+		t.Fatal("160: fork without a conversation written before one starts")
 	}
-	f.Append(assistant("answer"))
+	f.Append(user("again"))
 	f.Close()
 	lines := forkLines(t, path)
 	r, err := session.Load(path)
@@ -137,8 +142,18 @@ func TestForkDefersWrite(t *testing.T) {
 	if r.Header().ID != "my-fork" {
 		t.Errorf("131: header id %q", r.Header().ID)
 	}
-	if got := ids(r.LeafPath()); got[0] != "id1" || len(got) != 3 {
+	if got := ids(r.LeafPath()); got[0] != "id0" || len(got) != 3 {
 		t.Errorf("path %v", got)
+	}
+
+	at := filepath.Join(dir, "at-user.jsonl")
+	g, err := s.Fork(at, "id1", session.Options{Now: fixedClock()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Close()
+	if _, err := os.Stat(at); err != nil {
+		t.Errorf("a fork at a user message is not written at once: %v", err)
 	}
 }
 

@@ -48,8 +48,9 @@ type writer struct {
 	// nl reports that the file is empty or ends with a newline. When it
 	// does not (a torn last line), the next append starts a fresh line.
 	nl bool
-	// pending is set while the file has not been created: pi writes
-	// nothing until the first assistant message.
+	// pending is set while the file has not been created: pi 1.6 writes
+	// nothing until the conversation starts (the first user or assistant
+	// message).
 	pending bool
 	// memory is set for a session that is never written.
 	memory bool
@@ -58,8 +59,8 @@ type writer struct {
 }
 
 // Create starts a new session that will be written to path. As in pi, the
-// file is created (mode 0600, directories 0700) when the first assistant
-// message is appended, with the header and every entry so far in one write
+// file is created (mode 0600, directories 0700) when the first user or
+// assistant message is appended, with the header and every entry so far in one write
 // (in runs of whole lines of up to 8 MB when they are larger, as a fork of
 // a long conversation may be); [Session.Flush] creates it earlier. It is an error if path exists then or
 // now. An empty path gives a session kept only in memory.
@@ -289,7 +290,7 @@ func (s *Session) appendAt(parent int32, p Payload) (*Entry, error) {
 	switch {
 	case w.memory:
 	case w.pending:
-		if !isAssistant(p) && !s.hasAssistant() {
+		if !isConversation(p) && !s.hasConversation() {
 			break
 		}
 		if err := s.create(line); err != nil {
@@ -324,7 +325,7 @@ func (w *writer) writeLine(line []byte) error {
 }
 
 // Flush creates the session file now if it has not been written yet
-// (normally that waits for the first assistant message). It does nothing
+// (normally that waits for the first user or assistant message). It does nothing
 // for a session already on disk or kept in memory.
 func (s *Session) Flush() error {
 	if s.w == nil || !s.w.pending {
@@ -440,16 +441,24 @@ func (s *Session) readTail() error {
 	return nil
 }
 
-func isAssistant(p Payload) bool {
+// isConversation reports whether p is a user or an assistant message: the
+// entries that start a session's file (pi 1.6 starts it at the user's
+// message, so that a first prompt whose reply never comes is kept).
+func isConversation(p Payload) bool {
 	m, ok := p.(*MessageEntry)
-	return ok && m.Message != nil && m.Message.Role() == llm.RoleAssistant
+	if !ok || m.Message == nil {
+		return false
+	}
+	role := m.Message.Role()
+	return role == llm.RoleUser || role == llm.RoleAssistant
 }
 
-// hasAssistant reports whether an assistant message has been appended.
-func (s *Session) hasAssistant() bool {
+// hasConversation reports whether a user or an assistant message has been
+// appended.
+func (s *Session) hasConversation() bool {
 	for _, e := range s.entries {
 		if e.Type == TypeMessage {
-			if role, err := DecodeMessageRole(messageBytes(e)); err == nil && role == llm.RoleAssistant {
+			if role, err := DecodeMessageRole(messageBytes(e)); err == nil && (role == llm.RoleUser || role == llm.RoleAssistant) {
 				return true
 			}
 		}

@@ -3,6 +3,7 @@ package settings
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -20,6 +21,8 @@ const (
 	kindCount              // a whole number, 0 or more
 	kindMillis             // a whole number of milliseconds, 0 or more
 	kindModel              // "provider/id"
+	kindString             // any text that is not blank
+	kindEnum               // one of the key's values
 )
 
 // want says what a kind accepts, for messages.
@@ -33,6 +36,8 @@ func (k kind) want() string {
 		return "a whole number, 0 or more"
 	case kindMillis:
 		return "a whole number of milliseconds, 0 or more"
+	case kindString:
+		return "a string"
 	default:
 		return `a model as "provider/id"`
 	}
@@ -46,11 +51,34 @@ type keyDef struct {
 	def any
 	// summary says what the key does, for help.
 	summary string
+	// values are what a kindEnum key accepts.
+	values []string
 }
 
-// section and field split a known key's name.
-func (d *keyDef) section() string { s, _, _ := strings.Cut(d.name, "."); return s }
-func (d *keyDef) field() string   { _, f, _ := strings.Cut(d.name, "."); return f }
+// section and field split a known key's name: "compaction.enabled" is field
+// enabled of section compaction; a top-level key such as "defaultModel" has
+// no section.
+func (d *keyDef) section() string {
+	if s, _, ok := strings.Cut(d.name, "."); ok {
+		return s
+	}
+	return ""
+}
+
+func (d *keyDef) field() string {
+	if _, f, ok := strings.Cut(d.name, "."); ok {
+		return f
+	}
+	return d.name
+}
+
+// want says what the key accepts, for messages.
+func (d *keyDef) want() string {
+	if d.kind == kindEnum {
+		return "one of " + strings.Join(d.values, ", ")
+	}
+	return d.kind.want()
+}
 
 // Names of the keys the getters read.
 const (
@@ -64,6 +92,14 @@ const (
 	keyRetryMaxRetries      = "retry.maxRetries"
 	keyRetryBaseDelay       = "retry.baseDelayMs"
 	keyRetryMaxDelay        = "retry.maxDelayMs"
+	keyDefaultProvider      = "defaultProvider"
+	keyDefaultModel         = "defaultModel"
+	keyDefaultThinking      = "defaultThinkingLevel"
+	keySteeringMode         = "steeringMode"
+	keyFollowUpMode         = "followUpMode"
+	keyShellPath            = "shellPath"
+	keyHideThinking         = "hideThinkingBlock"
+	keyDoubleEscape         = "doubleEscapeAction"
 )
 
 // Keys that are not plain values.
@@ -85,16 +121,24 @@ const (
 // knownKeys are the settings Prime reads, in the order they are shown,
 // with pi's defaults.
 var knownKeys = [...]keyDef{
-	{keyCompactionEnabled, kindBool, true, "compact automatically when the context fills up"},
-	{keyCompactionReserve, kindTokens, 16384, "tokens kept free for the model's reply; compaction starts when the context passes the window minus this"},
-	{keyCompactionKeepRecent, kindTokens, 20000, "tokens of recent conversation kept word for word"},
-	{keyCompactionModel, kindModel, nil, "the model that writes summaries (default: the session's model)"},
-	{keyBranchReserve, kindTokens, 16384, "tokens kept free when summarizing a branch you leave"},
-	{keyBranchSkipPrompt, kindBool, false, "leave a branch without asking whether to summarize it"},
-	{keyRetryEnabled, kindBool, true, "retry failed model requests"},
-	{keyRetryMaxRetries, kindCount, 3, "how many times to retry"},
-	{keyRetryBaseDelay, kindMillis, 2000, "the first retry's delay; each retry doubles it"},
-	{keyRetryMaxDelay, kindMillis, 60000, "the longest delay between retries"},
+	{keyCompactionEnabled, kindBool, true, "compact automatically when the context fills up", nil},
+	{keyCompactionReserve, kindTokens, 16384, "tokens kept free for the model's reply; compaction starts when the context passes the window minus this", nil},
+	{keyCompactionKeepRecent, kindTokens, 20000, "tokens of recent conversation kept word for word", nil},
+	{keyCompactionModel, kindModel, nil, "the model that writes summaries (default: the session's model)", nil},
+	{keyBranchReserve, kindTokens, 16384, "tokens kept free when summarizing a branch you leave", nil},
+	{keyBranchSkipPrompt, kindBool, false, "leave a branch without asking whether to summarize it", nil},
+	{keyRetryEnabled, kindBool, true, "retry failed model requests", nil},
+	{keyRetryMaxRetries, kindCount, 3, "how many times to retry", nil},
+	{keyRetryBaseDelay, kindMillis, 2000, "the first retry's delay; each retry doubles it", nil},
+	{keyRetryMaxDelay, kindMillis, 60000, "the longest delay between retries", nil},
+	{keyDefaultProvider, kindString, nil, "the provider of the model to converse with (with defaultModel)", nil},
+	{keyDefaultModel, kindString, nil, "the model to converse with, by id (or provider/id)", nil},
+	{keyDefaultThinking, kindEnum, nil, "the thinking level of a new session", []string{"off", "minimal", "low", "medium", "high", "xhigh"}},
+	{keySteeringMode, kindEnum, "one-at-a-time", "how many queued steering messages are delivered at once", []string{"one-at-a-time", "all"}},
+	{keyFollowUpMode, kindEnum, "one-at-a-time", "how many queued follow-up messages are delivered at once", []string{"one-at-a-time", "all"}},
+	{keyShellPath, kindString, nil, "the shell the bash tool runs commands with (default /bin/bash)", nil},
+	{keyHideThinking, kindBool, false, "show the model's thinking folded in the terminal UI", nil},
+	{keyDoubleEscape, kindEnum, "tree", "what Escape twice on an empty editor opens", []string{"tree", "fork", "none"}},
 }
 
 // overrideFields are the fields of a per-model override (token counts).
@@ -183,6 +227,9 @@ func (k key) path() []string {
 	if k.model != "" {
 		return []string{"compaction", modelOverridesField, k.model, k.field}
 	}
+	if k.def.section() == "" {
+		return []string{k.def.field()}
+	}
 	return []string{k.def.section(), k.def.field()}
 }
 
@@ -222,6 +269,15 @@ func (k key) parseValue(text string) (any, []byte, error) {
 			return false, []byte("false"), nil
 		}
 		return nil, nil, fmt.Errorf("%s: %q is not %s", k, text, k.def.kind.want())
+	case kindString, kindEnum:
+		if strings.TrimSpace(text) == "" || k.def.kind == kindEnum && !slices.Contains(k.def.values, text) {
+			return nil, nil, fmt.Errorf("%s: %q is not %s", k, text, k.def.want())
+		}
+		b, err := jsontext.AppendQuote(nil, text)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %q: %w", k, text, err)
+		}
+		return text, b, nil
 	case kindModel:
 		if !validModel(text) {
 			return nil, nil, fmt.Errorf("%s: %q is not %s", k, text, k.def.kind.want())
@@ -254,8 +310,9 @@ func validModel(s string) bool {
 // readValue checks a value read from a settings file against kind k and
 // returns it as a bool, an int or a string, or an error message that names
 // the value.
-func readValue(doc *jsonedit.Doc, n *jsonedit.Node, k kind) (any, string) {
+func readValue(doc *jsonedit.Doc, n *jsonedit.Node, d *keyDef) (any, string) {
 	raw := doc.Raw(n)
+	k := d.kind
 	switch k {
 	case kindBool:
 		if n.Kind == 't' || n.Kind == 'f' {
@@ -272,12 +329,23 @@ func readValue(doc *jsonedit.Doc, n *jsonedit.Node, k kind) (any, string) {
 			}
 			return nil, fmt.Sprintf("%s is not %s", shown(raw), k.want())
 		}
+	case kindString, kindEnum:
+		if n.Kind == '"' {
+			var s string
+			if b, err := jsontext.AppendUnquote(nil, raw); err == nil {
+				s = string(b)
+			}
+			if strings.TrimSpace(s) != "" && (k == kindString || slices.Contains(d.values, s)) {
+				return s, ""
+			}
+			return nil, fmt.Sprintf("%s is not %s", shown(raw), d.want())
+		}
 	default:
 		if n.Kind == '0' {
 			return readWhole(raw, k)
 		}
 	}
-	return nil, fmt.Sprintf("%s is %s; want %s", shown(raw), jsonedit.KindName(n.Kind), k.want())
+	return nil, fmt.Sprintf("%s is %s; want %s", shown(raw), jsonedit.KindName(n.Kind), d.want())
 }
 
 // readWhole reads a JSON number that must be a non-negative safe integer

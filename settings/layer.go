@@ -124,16 +124,19 @@ func (r *reader) read() {
 	sections := map[string]*jsonedit.Node{}
 	for i := range knownKeys {
 		d := &knownKeys[i]
-		sec, seen := sections[d.section()]
-		if !seen {
-			sec = r.object(root.Get(d.section()), d.section())
-			sections[d.section()] = sec
+		sec := root
+		if name := d.section(); name != "" {
+			var seen bool
+			if sec, seen = sections[name]; !seen {
+				sec = r.object(root.Get(name), name)
+				sections[name] = sec
+			}
 		}
 		n := sec.Get(d.field())
 		if n == nil || n.Kind == 'n' {
 			continue
 		}
-		v, msg := readValue(r.doc, n, d.kind)
+		v, msg := readValue(r.doc, n, d)
 		if msg != "" {
 			r.problem(n, d.name, msg)
 			continue
@@ -168,7 +171,7 @@ func (r *reader) readOverrides(compaction *jsonedit.Node) {
 			if n == nil || n.Kind == 'n' {
 				continue
 			}
-			v, msg := readValue(r.doc, n, kindTokens)
+			v, msg := readValue(r.doc, n, &keyDef{kind: kindTokens})
 			if msg != "" {
 				r.problem(n, overrideKeyName(mem.Name, f), msg)
 				continue
@@ -239,7 +242,7 @@ func (r *reader) readHook(e *jsonedit.Node, key string) (Hook, bool) {
 		}
 	}
 	if n := e.Get("timeoutMs"); n != nil && n.Kind != 'n' {
-		v, msg := readValue(r.doc, n, kindMillis)
+		v, msg := readValue(r.doc, n, &keyDef{kind: kindMillis})
 		switch {
 		case msg != "":
 			r.problem(n, key+".timeoutMs", msg)

@@ -282,6 +282,49 @@ func (s *Settings) overrides() *modelOverrides {
 
 func (s *Settings) boolean(name string) bool { return s.lookup(name).value.(bool) }
 func (s *Settings) integer(name string) int  { return s.lookup(name).value.(int) }
+func (s *Settings) text(name string) string  { v, _ := s.lookup(name).value.(string); return v }
+
+// ConversationSettings are the values the conversation with the model
+// starts with (pi's keys).
+type ConversationSettings struct {
+	// DefaultProvider and DefaultModel name the model to converse with
+	// when none is given; DefaultModel may be "provider/id" alone.
+	DefaultProvider, DefaultModel string
+	// DefaultThinkingLevel is a new session's thinking level; empty means
+	// Prime's default.
+	DefaultThinkingLevel string
+	// SteeringMode and FollowUpMode say how many queued messages are
+	// delivered at once: "one-at-a-time" or "all".
+	SteeringMode, FollowUpMode string
+	// ShellPath is the shell the bash tool runs; empty means the default.
+	ShellPath string
+}
+
+// Conversation returns the conversation settings.
+func (s *Settings) Conversation() ConversationSettings {
+	return ConversationSettings{
+		DefaultProvider:      s.text(keyDefaultProvider),
+		DefaultModel:         s.text(keyDefaultModel),
+		DefaultThinkingLevel: s.text(keyDefaultThinking),
+		SteeringMode:         s.text(keySteeringMode),
+		FollowUpMode:         s.text(keyFollowUpMode),
+		ShellPath:            s.text(keyShellPath),
+	}
+}
+
+// InterfaceSettings are the terminal UI's preferences.
+type InterfaceSettings struct {
+	// HideThinkingBlock folds the model's thinking.
+	HideThinkingBlock bool
+	// DoubleEscapeAction is what Escape twice on an empty editor opens:
+	// "tree", "fork" or "none".
+	DoubleEscapeAction string
+}
+
+// Interface returns the terminal UI's preferences.
+func (s *Settings) Interface() InterfaceSettings {
+	return InterfaceSettings{HideThinkingBlock: s.boolean(keyHideThinking), DoubleEscapeAction: s.text(keyDoubleEscape)}
+}
 
 // CompactionSettings are the values compaction runs with.
 type CompactionSettings struct {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -566,6 +567,8 @@ func TestKeys(t *testing.T) {
 		"compaction.enabled", "compaction.reserveTokens", "compaction.keepRecentTokens", "compaction.model",
 		"branchSummary.reserveTokens", "branchSummary.skipPrompt",
 		"retry.enabled", "retry.maxRetries", "retry.baseDelayMs", "retry.maxDelayMs",
+		"defaultProvider", "defaultModel", "defaultThinkingLevel", "steeringMode", "followUpMode", "shellPath",
+		"hideThinkingBlock", "doubleEscapeAction",
 	}
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Errorf("Keys mismatch (-want +got):\n%s", diff)
@@ -606,5 +609,50 @@ func BenchmarkSet(b *testing.B) {
 		if s, err = s.Set(ctx, Global, "compaction.enabled", strconv.FormatBool(v)); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestTopLevelKeys reads, validates and writes pi's top-level keys (no
+// section), strings and enumerations.
+func TestTopLevelKeys(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "settings.json")
+	os.WriteFile(file, []byte(`{"defaultProvider": "anthropic", "defaultModel": "claude-opus-5",
+  "defaultThinkingLevel": "loud", "steeringMode": "all", "shellPath": 7}`), 0o644)
+	st, err := Load(t.Context(), Options{AgentDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := st.Conversation()
+	if c.DefaultProvider != "anthropic" || c.DefaultModel != "claude-opus-5" || c.SteeringMode != "all" ||
+		c.FollowUpMode != "one-at-a-time" || c.DefaultThinkingLevel != "" || c.ShellPath != "" {
+		t.Errorf("conversation settings %+v", c)
+	}
+	var keys []string
+	for _, p := range st.Problems() {
+		keys = append(keys, p.Key)
+		if p.Line == 0 {
+			t.Errorf("problem without a place: %v", p)
+		}
+	}
+	if !slices.Equal(keys, []string{"defaultThinkingLevel", "shellPath"}) {
+		t.Errorf("problems %v", st.Problems())
+	}
+	st, err = st.Set(t.Context(), Global, "defaultThinkingLevel", "high")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Conversation().DefaultThinkingLevel != "high" {
+		t.Error("the written level does not read back")
+	}
+	data, _ := os.ReadFile(file)
+	if !strings.Contains(string(data), `"defaultThinkingLevel": "high"`) || !strings.Contains(string(data), `"shellPath": 7`) {
+		t.Errorf("file after set:\n%s", data)
+	}
+	if _, err := st.Set(t.Context(), Global, "steeringMode", "some"); err == nil || !strings.Contains(err.Error(), "one-at-a-time, all") {
+		t.Errorf("bad enum value: %v", err)
+	}
+	if _, err := st.Set(t.Context(), Global, "doubleEscapeAction", "fork"); err != nil {
+		t.Error(err)
 	}
 }

@@ -1,21 +1,3 @@
-// Package tool provides the tools a coding agent's model calls to work in a
-// directory: read, write, edit, bash, grep, find and ls.
-//
-// A tool is a value with a [Spec] (its name, description and JSON Schema,
-// which the model sees, and the lines it adds to the system prompt) and a Run
-// method. Tools know nothing of sessions or of the model: the agent loop
-// validates a call's arguments against the schema ([Validate]), runs it, and
-// turns the [Result] (or the error) into a tool result message.
-//
-// Invariants every tool keeps:
-//   - output for the model is bounded (by lines and bytes, see [MaxLines] and
-//     [MaxBytes]); what is cut is said in a notice telling the model how to
-//     read on, and for bash the whole output is kept in a temporary file the
-//     notice names;
-//   - Run honours ctx: a cancelled call stops promptly (bash kills its whole
-//     process group) and returns an error saying it was aborted;
-//   - relative paths are resolved against the directory the tools were made
-//     for ([Env].CWD), never the process's.
 package tool
 
 import (

@@ -424,24 +424,42 @@ func newProgress(a *app) *progress {
 var spinner = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
 
 // event shows one agent event.
-func (p *progress) event(e agent.Event) {
+func (p *progress) event(ev agent.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
 		return
 	}
+	switch e := ev.(type) {
+	case agent.CompactionStart:
+		p.start(agent.OpCompaction, e.Summarizer)
+	case agent.BranchSummaryStart:
+		p.start(agent.OpBranchSummary, e.Summarizer)
+	case agent.CompactionEnd, agent.BranchSummaryEnd:
+		p.flushChars()
+		p.clear()
+	case *agent.Progress:
+		p.progress(e)
+	}
+}
+
+// start shows that an operation began.
+func (p *progress) start(op agent.Op, summarizer string) {
+	who := "code (no model)"
+	if summarizer != "" {
+		who = summarizer
+	}
+	p.setStatus(fmt.Sprintf("%s by %s", op, who))
+	if p.tty && p.stop == nil {
+		p.stop, p.done = make(chan struct{}), make(chan struct{})
+		go p.animate()
+	}
+}
+
+// progress shows a step of an operation.
+func (p *progress) progress(e *agent.Progress) {
 	switch e.Kind {
-	case agent.EventStart:
-		who := "code (no model)"
-		if e.Summarizer != "" {
-			who = e.Summarizer
-		}
-		p.setStatus(fmt.Sprintf("%s by %s", e.Op, who))
-		if p.tty && p.stop == nil {
-			p.stop, p.done = make(chan struct{}), make(chan struct{})
-			go p.animate()
-		}
-	case agent.EventRequest:
+	case agent.ProgressRequest:
 		step := "summarizing " + phaseWords(e.Phase)
 		if e.Part > 1 {
 			step += fmt.Sprintf(", part %d", e.Part)
@@ -451,22 +469,25 @@ func (p *progress) event(e agent.Event) {
 		}
 		p.flushChars()
 		p.setStatus(step)
-	case agent.EventText:
+	case agent.ProgressText:
 		p.chars += len(e.Delta)
-	case agent.EventRetry:
+	case agent.ProgressRetry:
 		p.line(fmt.Sprintf("the provider failed (%v); retrying in %s (retry %d)", e.Err, e.Delay.Round(100*time.Millisecond), e.Attempt))
-	case agent.EventOverflowRetry:
-		p.line("the request did not fit the model's context window; sending a smaller one")
-	case agent.EventFallback:
+	case agent.ProgressOverflowRetry:
+		p.flushChars() // the failed answer's count comes before what follows it
+		if errors.Is(e.Err, compaction.ErrContextFilled) {
+			p.line("the model's context window filled up before the summary was finished; sending a smaller request")
+		} else {
+			p.line("the request did not fit the model's context window; sending a smaller one")
+		}
+	case agent.ProgressFallback:
+		p.flushChars()
 		if e.Phase != compaction.PhaseDeterministic { // offline: the start said so
 			p.line("no model summary: " + e.Message + "; building it by code")
 		}
-	case agent.EventEnd:
-		p.flushChars()
-		p.clear()
-	case agent.EventHooks:
+	case agent.ProgressHooks:
 		p.setStatus(fmt.Sprintf("%s: running %s", e.HookEvent, hookNames(e.Handlers)))
-	case agent.EventHookReport:
+	case agent.ProgressHookReport:
 		p.reports = append(p.reports, *e.HookReport)
 		if e.HookReport.Kind != hook.Skipped { // listed before the start
 			p.line(e.HookReport.Error())

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -45,7 +46,7 @@ func fakeEnv(t *testing.T, srv *llmtest.Server) map[string]string {
 	t.Helper()
 	dir := t.TempDir()
 	if srv != nil {
-		if err := writeFakeModels(filepath.Join(dir, "models.json"), srv.API(), srv.Model().BaseURL); err != nil {
+		if err := writeFakeModels(filepath.Join(dir, "models.json"), srv.API(), srv.Model().BaseURL, 0); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -464,14 +465,14 @@ func TestCompactBinary(t *testing.T) {
 // plain lines and as a terminal's redrawn status line.
 func TestProgress(t *testing.T) {
 	evs := []agent.Event{
-		{Kind: agent.EventStart, Op: agent.OpCompaction, Summarizer: "fake/m"},
-		{Kind: agent.EventRequest, Phase: compaction.PhaseHistory, Part: 1},
-		{Kind: agent.EventText, Delta: "## Goal"},
-		{Kind: agent.EventRetry, Attempt: 1, Delay: 2 * time.Second, Err: errors.New("overloaded")},
-		{Kind: agent.EventOverflowRetry, Attempt: 1},
-		{Kind: agent.EventRequest, Phase: compaction.PhaseHistory, Part: 2, Attempt: 1},
-		{Kind: agent.EventFallback, Phase: compaction.PhaseHistory, Message: "the model failed"},
-		{Kind: agent.EventEnd, Op: agent.OpCompaction},
+		agent.CompactionStart{Summarizer: "fake/m"},
+		&agent.Progress{Kind: agent.ProgressRequest, Phase: compaction.PhaseHistory, Part: 1},
+		&agent.Progress{Kind: agent.ProgressText, Delta: "## Goal"},
+		&agent.Progress{Kind: agent.ProgressRetry, Attempt: 1, Delay: 2 * time.Second, Err: errors.New("overloaded")},
+		&agent.Progress{Kind: agent.ProgressOverflowRetry, Attempt: 1},
+		&agent.Progress{Kind: agent.ProgressRequest, Phase: compaction.PhaseHistory, Part: 2, Attempt: 1},
+		&agent.Progress{Kind: agent.ProgressFallback, Phase: compaction.PhaseHistory, Message: "the model failed"},
+		agent.CompactionEnd{},
 	}
 	for _, tty := range []bool{false, true} {
 		var out syncBuffer
@@ -480,7 +481,7 @@ func TestProgress(t *testing.T) {
 			p.event(e)
 		}
 		p.close()
-		p.event(agent.Event{Kind: agent.EventStart}) // after close: ignored
+		p.event(agent.CompactionStart{}) // after close: ignored
 		got := out.String()
 		for _, want := range []string{"compaction by fake/m", "summarizing the history, part 2, smaller retry 1",
 			"retrying in 2s (retry 1)", "sending a smaller one", "no model summary: the model failed; building it by code"} {
@@ -494,6 +495,38 @@ func TestProgress(t *testing.T) {
 	}
 }
 
+// TestProgressOrder: in plain lines, the characters a failed answer
+// received are reported before what happened to it (the smaller retry, the
+// fallback), never after; a context that filled up says so.
+func TestProgressOrder(t *testing.T) {
+	filled := fmt.Errorf("request still too large: %w", compaction.ErrContextFilled)
+	var out syncBuffer
+	p := &progress{w: &out}
+	for _, e := range []agent.Event{
+		agent.CompactionStart{Summarizer: "local/llama"},
+		&agent.Progress{Kind: agent.ProgressRequest, Phase: compaction.PhaseHistory, Part: 1},
+		&agent.Progress{Kind: agent.ProgressText, Delta: "## Goal\n- cut"},
+		&agent.Progress{Kind: agent.ProgressOverflowRetry, Attempt: 1, Err: filled},
+		&agent.Progress{Kind: agent.ProgressRequest, Phase: compaction.PhaseHistory, Part: 1, Attempt: 1},
+		&agent.Progress{Kind: agent.ProgressText, Delta: "## Goal"},
+		&agent.Progress{Kind: agent.ProgressFallback, Phase: compaction.PhaseHistory, Message: "the summarizer model failed"},
+		agent.CompactionEnd{},
+	} {
+		p.event(e)
+	}
+	p.close()
+	want := "compaction by local/llama…\n" +
+		"summarizing the history…\n" +
+		"received 13 characters\n" +
+		"the model's context window filled up before the summary was finished; sending a smaller request\n" +
+		"summarizing the history, smaller retry 1…\n" +
+		"received 7 characters\n" +
+		"no model summary: the summarizer model failed; building it by code\n"
+	if got := out.String(); got != want {
+		t.Errorf("progress:\n%s\nwant:\n%s", got, want)
+	}
+}
+
 func TestBenchCompactCommand(t *testing.T) {
 	path := genFile(t, sessiongen.Options{Entries: 3000, Seed: 1})
 	data, _ := os.ReadFile(path)
@@ -503,4 +536,50 @@ func TestBenchCompactCommand(t *testing.T) {
 		t.Errorf("exit %d %s: %v %s", code, errOut, err, out)
 	}
 	unchanged(t, path, data)
+}
+
+// TestCompactThroughLlamaCpp: prime compact and prime branch --summarize
+// through a llama.cpp server with an 8,192-token context, a tokenizer 2.3
+// times the chars/4 estimate, and a models.json that gives the model a
+// window of 200,000: the server's first refusal (n_prompt_tokens, n_ctx)
+// sizes every later request, the model writes the summary, and stderr
+// tells of one smaller request.
+func TestCompactThroughLlamaCpp(t *testing.T) {
+	srv := llmtest.NewOpenAI(t, llmtest.FlavorLlamaCpp)
+	srv.SetWindow(llmtest.Window{Size: 8192, Ratio: 2.3})
+	srv.Handle(summaryReply)
+	env := fakeEnv(t, srv)
+	path, _ := compactSession(t)
+	s, _ := session.Load(path)
+	root := s.Entries()[0]
+
+	code, out, errOut := runPrime(t, env, "compact", path, "--model", "fake/fake-model", "--keep-recent-tokens", "4000", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var res compactJSON
+	if err := json.Unmarshal([]byte(out), &res); err != nil || res.Deterministic || !strings.Contains(res.Summary, "From the fake.") {
+		t.Fatalf("%v: %s", err, out)
+	}
+	st := srv.WindowStats()
+	t.Logf("compaction: %d requests, %d refused, %d filled", len(srv.Requests()), st.Refused, st.Filled)
+	if st.Refused+st.Filled != 1 || strings.Count(errOut, "did not fit the model's context window") != 1 || strings.Contains(errOut, "building it by code") {
+		t.Errorf("stats %+v, stderr:\n%s", st, errOut)
+	}
+
+	srv.SetWindow(llmtest.Window{Size: 8192, Ratio: 2.3})
+	before := len(srv.Requests())
+	code, out, errOut = runPrime(t, env, "branch", path, "--to", root.ID, "--summarize", "--model", "fake/fake-model", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var br branchJSON
+	if err := json.Unmarshal([]byte(out), &br); err != nil || br.Deterministic || br.Summary == nil || !strings.Contains(*br.Summary, "From the fake.") {
+		t.Fatalf("%v: %s", err, out)
+	}
+	st = srv.WindowStats()
+	t.Logf("branch summary: %d requests, %d refused, %d filled", len(srv.Requests())-before, st.Refused, st.Filled)
+	if st.Refused+st.Filled != 1 {
+		t.Errorf("stats %+v", st)
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"os/signal"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/go-json-experiment/json"
@@ -22,15 +23,41 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// The first SIGINT, SIGTERM or SIGHUP cancels the context: the command
+	// stops what it is doing, writes nothing half-done, and exits with the
+	// signal's status. A second one exits at once.
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	ctx, cancel := context.WithCancel(context.Background())
+	var got atomic.Value
+	go func() {
+		s := <-sigs
+		got.Store(s)
+		cancel()
+		s = <-sigs
+		os.Exit(signalStatus(s))
+	}()
 	code := run(ctx, os.Args[1:], &app{
 		stdin:  os.Stdin,
 		stdout: os.Stdout,
 		stderr: os.Stderr,
 		getenv: os.Getenv,
+		signal: func() os.Signal { s, _ := got.Load().(os.Signal); return s },
 	})
-	stop()
 	os.Exit(code)
+}
+
+// signalStatus is the exit status for a process ended by s: 128 plus the
+// signal's number, as shells report it.
+func signalStatus(s os.Signal) int {
+	switch s {
+	case syscall.SIGTERM:
+		return exitTerminated
+	case syscall.SIGHUP:
+		return exitHangUp
+	default:
+		return exitInterrupted
+	}
 }
 
 // app is what a command may touch of the outside world, so commands run the
@@ -40,6 +67,20 @@ type app struct {
 	stdout io.Writer
 	stderr io.Writer
 	getenv func(string) string
+	// signal returns the signal that cancelled the command's context, nil
+	// when none did.
+	signal func() os.Signal
+}
+
+// interruptStatus is the exit status of a command its context's
+// cancellation stopped: the signal's, else 130.
+func (a *app) interruptStatus() int {
+	if a.signal != nil {
+		if s := a.signal(); s != nil {
+			return signalStatus(s)
+		}
+	}
+	return exitInterrupted
 }
 
 // command is one subcommand, e.g. "session info".
@@ -61,6 +102,7 @@ func commands() []*command {
 	cmds = append(cmds, settingsCommands()...)
 	cmds = append(cmds, modelsCommands()...)
 	cmds = append(cmds, compactCommands()...)
+	cmds = append(cmds, transcriptCommands()...)
 	return cmds
 }
 
@@ -69,9 +111,13 @@ const (
 	exitOK       = 0 // success
 	exitFailed   = 1 // the operation failed
 	exitBadUsage = 2 // bad usage or bad input
-	// exitInterrupted: the operation was cancelled (Ctrl-C, SIGTERM)
-	// before it wrote anything; 128 + SIGINT, as shells report it.
+	// exitInterrupted: the operation was cancelled (Ctrl-C) before it
+	// wrote anything; 128 + SIGINT, as shells report it.
 	exitInterrupted = 130
+	// exitTerminated and exitHangUp: the agent was stopped by SIGTERM or
+	// SIGHUP (128 + 15, 128 + 1).
+	exitTerminated = 143
+	exitHangUp     = 129
 )
 
 // exitError carries the exit status an error should end the process with.
@@ -104,20 +150,21 @@ func badInput(err error) error {
 	return &exitError{code: exitBadUsage, err: err}
 }
 
-// run executes one prime invocation and returns its exit status.
+// run executes one prime invocation and returns its exit status: a
+// subcommand when the first argument names one, else the agent itself.
 func run(ctx context.Context, args []string, a *app) int {
 	cmds := commands()
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+	if len(args) > 0 && args[0] == "help" {
 		printHelp(a.stdout, cmds)
-		if len(args) == 0 {
-			return exitBadUsage
-		}
 		return exitOK
 	}
 	cmd, rest := lookup(cmds, args)
 	if cmd == nil {
-		fmt.Fprintf(a.stderr, "prime: unknown command %q; run 'prime help'\n", strings.Join(args[:min(2, len(args))], " "))
-		return exitBadUsage
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+			printHelp(a.stdout, cmds)
+			return exitOK
+		}
+		return runChat(ctx, a, args)
 	}
 	err := cmd.run(ctx, a, rest)
 	if err == nil {
@@ -168,6 +215,8 @@ func lookup(cmds []*command, args []string) (*command, []string) {
 // printHelp lists the commands, one line each; "prime COMMAND --help"
 // shows a command's arguments and flags.
 func printHelp(w io.Writer, cmds []*command) {
+	fmt.Fprintln(w, chatUsage)
+	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Usage: prime COMMAND [ARGS]")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Commands:")

@@ -22,7 +22,7 @@ import (
 func modelsCommands() []*command {
 	return []*command{
 		{name: "models", usage: "[--json]", summary: "list the models Prime knows, where each comes from, and whether its key is set", run: runModels},
-		{name: "dev fake-llm", usage: "--api anthropic|openai [--flavor F] [--addr A] [--script FILE] [--models-json FILE]",
+		{name: "dev fake-llm", usage: "--api anthropic|openai [--flavor F] [--addr A] [--script FILE] [--models-json FILE] [--context-window N [--token-ratio R]]",
 			summary: "serve a scripted fake model on loopback, for running prime end to end", run: runFakeLLM},
 	}
 }
@@ -148,12 +148,23 @@ func runFakeLLM(ctx context.Context, a *app, args []string) error {
 	addr := fs.String("addr", "127.0.0.1:0", "address to listen on (loopback)")
 	scriptPath := fs.String("script", "", "JSON script of replies (default: echo the last user message)")
 	modelsJSON := fs.String("models-json", "", "also write a models.json with provider \"fake\" pointing at the server")
+	var window llmfake.Window
+	fs.IntVar(&window.Size, "context-window", 0, "simulate a context window of `N` tokens: refuse what does not fit as the flavour's server does (llamacpp also fills it and stops with length)")
+	fs.Float64Var(&window.Ratio, "token-ratio", 1, "with --context-window, count `R` tokens per chars/4 token (about 0.9 for English, 1.3 for Go code, 4.3 for Japanese)")
 	rest, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(rest) > 0 {
 		return usageErrorf("unexpected argument %q", rest[0])
+	}
+	switch {
+	case window.Size < 0:
+		return usageErrorf("--context-window must not be negative")
+	case window.Ratio <= 0:
+		return usageErrorf("--token-ratio must be a positive number")
+	case set(fs, "token-ratio") && window.Size == 0:
+		return usageErrorf("--token-ratio needs --context-window")
 	}
 	var wire string
 	switch *api {
@@ -179,6 +190,7 @@ func runFakeLLM(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 	defer srv.Close()
+	srv.SetWindow(window)
 	if script != nil {
 		srv.Play(script)
 	}
@@ -188,7 +200,7 @@ func runFakeLLM(ctx context.Context, a *app, args []string) error {
 	})
 	base := srv.Model().BaseURL
 	if *modelsJSON != "" {
-		if err := writeFakeModels(*modelsJSON, wire, base); err != nil {
+		if err := writeFakeModels(*modelsJSON, wire, base, window.Size); err != nil {
 			return err
 		}
 	}
@@ -199,13 +211,19 @@ func runFakeLLM(ctx context.Context, a *app, args []string) error {
 }
 
 // writeFakeModels writes a models.json whose provider "fake" serves model
-// "fake-model" from the fake server.
-func writeFakeModels(path, api, base string) error {
+// "fake-model" from the fake server: a 200,000-token window with a
+// 32,000-token output limit, or the simulated window (window > 0) with a
+// quarter of it as the output limit.
+func writeFakeModels(path, api, base string, window int) error {
+	contextWindow, maxTokens := 200000, 32000
+	if window > 0 {
+		contextWindow, maxTokens = window, max(window/4, 1)
+	}
 	doc := map[string]any{"providers": map[string]any{"fake": map[string]any{
 		"baseUrl": base, "api": api, "apiKey": "fake-key",
 		"models": []any{map[string]any{
 			"id": "fake-model", "name": "Fake model", "reasoning": true, "input": []string{"text", "image"},
-			"contextWindow": 200000, "maxTokens": 32000,
+			"contextWindow": contextWindow, "maxTokens": maxTokens,
 		}},
 	}}}
 	b, err := json.Marshal(doc, json.Deterministic(true))

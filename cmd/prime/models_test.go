@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -96,6 +97,43 @@ func TestModelsCommandBrokenFile(t *testing.T) {
 	}
 }
 
+// startFakeLLM runs "prime dev fake-llm" with args, writing models.json in
+// dir, and returns a registry reading it and a function that stops the
+// server and checks its exit status.
+func startFakeLLM(t *testing.T, dir string, args ...string) (*registry.Registry, func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	a, out, errOut := testApp(nil)
+	done := make(chan int)
+	go func() {
+		done <- run(ctx, append([]string{"dev", "fake-llm", "--models-json", filepath.Join(dir, "models.json")}, args...), a)
+	}()
+	stop := func() {
+		cancel()
+		if code := <-done; code != exitOK {
+			t.Errorf("exit %d: %s", code, errOut)
+		}
+	}
+	var url string
+	for deadline := time.Now().Add(10 * time.Second); url == "" && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		url = strings.TrimSpace(out.String())
+	}
+	if !strings.HasPrefix(url, "http://127.0.0.1:") {
+		stop()
+		t.Fatalf("no URL printed: %q %q", url, errOut)
+	}
+	reg, err := registry.Load(registry.Options{AgentDir: dir, Getenv: func(string) string { return "" }, Retry: &retry.Policy{}})
+	if err != nil {
+		stop()
+		t.Fatal(err)
+	}
+	return reg, stop
+}
+
+func ask(text string) []llm.Message {
+	return []llm.Message{&llm.UserMessage{Content: []llm.Content{llm.Text{Text: text}}}}
+}
+
 // TestFakeLLMCommand starts the developer fake server as the binary would,
 // points a registry at it through the models.json it writes, and talks to
 // it.
@@ -105,31 +143,15 @@ func TestFakeLLMCommand(t *testing.T) {
 			dir := t.TempDir()
 			script := filepath.Join(dir, "script.json")
 			os.WriteFile(script, []byte(`{"replies": [{"parts": [{"text": "scripted"}, {"usage": {"input": 5, "output": 1}}]}]}`), 0o600)
-			ctx, cancel := context.WithCancel(t.Context())
-			a, out, errOut := testApp(nil)
-			done := make(chan int)
-			go func() {
-				done <- run(ctx, []string{"dev", "fake-llm", "--api", api, "--script", script, "--models-json", filepath.Join(dir, "models.json")}, a)
-			}()
-			var url string
-			for deadline := time.Now().Add(10 * time.Second); url == "" && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-				url = strings.TrimSpace(out.String())
-			}
-			if !strings.HasPrefix(url, "http://127.0.0.1:") {
-				cancel()
-				t.Fatalf("no URL printed: %q %q", url, errOut)
-			}
-			reg, err := registry.Load(registry.Options{AgentDir: dir, Getenv: func(string) string { return "" }, Retry: &retry.Policy{}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, m, err := reg.Resolve(ctx, "fake/fake-model")
+			reg, stop := startFakeLLM(t, dir, "--api", api, "--script", script)
+			defer stop()
+			p, m, err := reg.Resolve(t.Context(), "fake/fake-model")
 			if err != nil {
 				t.Fatal(err)
 			}
 			var texts []string
 			for _, q := range []string{"first", "second question"} {
-				msg, err := llm.Complete(ctx, p, &llm.Request{Model: m, Messages: []llm.Message{&llm.UserMessage{Content: []llm.Content{llm.Text{Text: q}}}}})
+				msg, err := llm.Complete(t.Context(), p, &llm.Request{Model: m, Messages: ask(q)})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -138,18 +160,47 @@ func TestFakeLLMCommand(t *testing.T) {
 			if texts[0] != "scripted" || texts[1] != "fake reply to: second question" {
 				t.Errorf("replies %q", texts)
 			}
-			cancel()
-			if code := <-done; code != exitOK {
-				t.Errorf("exit %d: %s", code, errOut)
-			}
 		})
 	}
 }
 
+// TestFakeLLMWindow: with --context-window and --token-ratio the developer
+// server is a llama.cpp with that context and tokenizer: models.json
+// describes the window, a prompt too large for it is refused with both
+// sizes, a smaller one is answered with the server's own token count.
+func TestFakeLLMWindow(t *testing.T) {
+	dir := t.TempDir()
+	reg, stop := startFakeLLM(t, dir, "--api", "openai", "--flavor", "llamacpp", "--context-window", "400", "--token-ratio", "2")
+	defer stop()
+	p, m, err := reg.Resolve(t.Context(), "fake/fake-model")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.ContextWindow != 400 || m.MaxTokens != 100 {
+		t.Errorf("models.json: window %d, output limit %d", m.ContextWindow, m.MaxTokens)
+	}
+	_, err = llm.Complete(t.Context(), p, &llm.Request{Model: m, Messages: ask(strings.Repeat("abcd", 250))})
+	var apiErr *llm.APIError
+	if !errors.As(err, &apiErr) || !errors.Is(err, llm.ErrContextOverflow) || apiErr.ContextTokens != 400 || apiErr.PromptTokens != 2*250+4 {
+		t.Errorf("err = %v (%+v)", err, apiErr)
+	}
+	msg, err := llm.Complete(t.Context(), p, &llm.Request{Model: m, Messages: ask("abcd")})
+	if err != nil || msg.Text() != "fake reply to: abcd" || msg.Usage.Input != 2+4 {
+		t.Errorf("%v: %q, usage %+v", err, msg.Text(), msg.Usage)
+	}
+}
+
 func TestFakeLLMUsage(t *testing.T) {
-	a, _, errOut := testApp(nil)
-	if code := run(t.Context(), []string{"dev", "fake-llm", "--api", "gemini"}, a); code != exitBadUsage {
-		t.Errorf("exit %d: %s", code, errOut)
+	for _, args := range [][]string{
+		{"--api", "gemini"},
+		{"--api", "openai", "--context-window", "-1"},
+		{"--api", "openai", "--context-window", "8192", "--token-ratio", "0"},
+		{"--api", "openai", "--token-ratio", "2"},
+	} {
+		a, _, errOut := testApp(nil)
+		if code := run(t.Context(), append([]string{"dev", "fake-llm"}, args...), a); code != exitBadUsage {
+			t.Errorf("%q: exit %d: %s", args, code, errOut)
+		}
 	}
 }
 

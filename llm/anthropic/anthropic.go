@@ -26,6 +26,7 @@ import (
 	"io"
 	"iter"
 	"net/http"
+	"regexp"
 	"strings"
 	"time"
 
@@ -124,13 +125,31 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request) iter.Seq[llm.Ev
 }
 
 // parseError reads an error response: {"type": "error", "error": {"type",
-// "message"}}, or any other text as the message.
-func parseError(raw []byte) (string, string) {
+// "message"}}, or any other text as the message; the sizes of an overflow
+// come from its text (see [overflowSizes]).
+func parseError(raw []byte) stream.ErrorReport {
 	var e errorBody
 	if json.Unmarshal(raw, &e, jsonwire.ReadOptions) == nil && e.Error.Message != "" {
-		return e.Error.Type, e.Error.Message
+		return report(e.Error.Type, e.Error.Message)
 	}
-	return "", strings.TrimSpace(string(raw))
+	return report("", strings.TrimSpace(string(raw)))
+}
+
+// report is the error report of a type and message, with the sizes the
+// message gives.
+func report(typ, msg string) stream.ErrorReport {
+	prompt, window := stream.Sizes(msg, overflowSizes)
+	return stream.ErrorReport{Type: typ, Message: msg, PromptTokens: prompt, ContextTokens: window}
+}
+
+// overflowSizes find the request's size ("prompt") and the window
+// ("window") in Anthropic's overflow texts.
+var overflowSizes = []*regexp.Regexp{
+	// "prompt is too long: 213462 tokens > 200000 maximum".
+	regexp.MustCompile(`prompt is too long: (?P<prompt>\d+) tokens > (?P<window>\d+) maximum`),
+	// "input length and `max_tokens` exceed context limit: 198000 + 21333
+	// > 200000, decrease input length or `max_tokens` and try again".
+	regexp.MustCompile("input length and `?max_tokens`? exceed context limit: (?P<prompt>\\d+) \\+ \\d+ > (?P<window>\\d+)"),
 }
 
 // errorBody is the body of an error response and of an error event.
@@ -316,11 +335,11 @@ func read(ctx context.Context, b *stream.Builder, body io.Reader) error {
 			b.Finish(stop)
 			return nil
 		case "error":
-			typ, msg := "", string(ev.Data)
+			r := stream.ErrorReport{Message: string(ev.Data)}
 			if w.Error != nil {
-				typ, msg = w.Error.Type, w.Error.Message
+				r = report(w.Error.Type, w.Error.Message)
 			}
-			return llm.NewAPIError(provider, 0, typ, msg, 0)
+			return r.APIError(provider, 0, 0)
 		}
 	}
 }

@@ -3,6 +3,8 @@ package llmfake
 import (
 	"fmt"
 	"net/http"
+	"strings"
+	"time"
 
 	"github.com/prime-agent/prime/llm"
 )
@@ -21,8 +23,13 @@ const (
 	FlavorOllama
 	// FlavorVLLM sends reasoning in "reasoning_content"; usage last.
 	FlavorVLLM
-	// FlavorLlamaCpp sends reasoning in "reasoning_content" and usage beside
-	// the finish reason.
+	// FlavorLlamaCpp is llama.cpp's llama-server: keep-alive comments (":"
+	// lines) while it reads the prompt, reasoning in "reasoning_content",
+	// usage beside the finish reason, errors as {"error": {"code", "message",
+	// "type"}} with n_prompt_tokens and n_ctx for a prompt that does not
+	// fit. With a simulated [Window] it also fills its context: it takes
+	// any prompt below the window whatever max_tokens says, and stops with
+	// "length" when prompt and answer fill it.
 	FlavorLlamaCpp
 	// FlavorLMStudio sends reasoning in "reasoning"; usage last.
 	FlavorLMStudio
@@ -65,40 +72,16 @@ func (f Flavor) reasoningField() string {
 
 func (f Flavor) usageWithFinish() bool { return f == FlavorOllama || f == FlavorLlamaCpp }
 
-// overflowReply is the flavour's answer to a request that does not fit.
-func (s *Server) overflowReply() Reply {
-	if s.api == llm.APIAnthropicMessages {
-		return Reply{Status: http.StatusBadRequest, ErrorType: "invalid_request_error",
-			ErrorMessage: "prompt is too long: 213462 tokens > 200000 maximum"}
-	}
-	switch s.flavor {
-	case FlavorOllama:
-		return Reply{Status: http.StatusBadRequest, ErrorType: "api_error",
-			ErrorMessage: "prompt too long; exceeded max context length by 1200 tokens"}
-	case FlavorLlamaCpp:
-		return Reply{Status: http.StatusBadRequest, ErrorType: "exceed_context_size_error",
-			ErrorMessage: "the request exceeds the available context size, try increasing it"}
-	case FlavorVLLM:
-		return Reply{Status: http.StatusBadRequest, ErrorType: "BadRequestError",
-			ErrorMessage: "This model's maximum context length is 32768 tokens. However, you requested 40000 tokens (39000 in the messages, 1000 in the completion). Please reduce the length of the messages or completion."}
-	case FlavorLMStudio:
-		return Reply{Status: http.StatusBadRequest, ErrorType: "invalid_request_error",
-			ErrorMessage: "The number of tokens to keep from the initial prompt is greater than the context length."}
-	case FlavorOpenRouter:
-		return Reply{Status: http.StatusBadRequest, ErrorType: "",
-			ErrorMessage: "This endpoint's maximum context length is 200000 tokens. However, you requested about 250000 tokens (240000 of text input, 10000 in the output). Please reduce the length of either one."}
-	default:
-		return Reply{Status: http.StatusBadRequest, ErrorType: "context_length_exceeded",
-			ErrorMessage: "Your input exceeds the context window of this model. Please adjust your input and try again."}
-	}
-}
-
 // errorBody is the flavour's error body for rep.
 func (f Flavor) errorBody(rep Reply) []byte {
 	typ := rep.ErrorType
 	switch f {
 	case FlavorLlamaCpp:
-		return marshal(map[string]any{"error": map[string]any{"code": rep.Status, "message": rep.ErrorMessage, "type": typ}})
+		e := map[string]any{"code": rep.Status, "message": rep.ErrorMessage, "type": typ}
+		if rep.PromptTokens > 0 || rep.ContextTokens > 0 {
+			e["n_prompt_tokens"], e["n_ctx"] = rep.PromptTokens, rep.ContextTokens
+		}
+		return marshal(map[string]any{"error": e})
 	case FlavorVLLM:
 		return marshal(map[string]any{"object": "error", "message": rep.ErrorMessage, "type": typ, "param": nil, "code": rep.Status})
 	}
@@ -134,8 +117,12 @@ func writeOpenAI(e *eventWriter, req *Request, parts []Part, f Flavor) {
 		}
 		return marshal(c)
 	}
-	if f == FlavorOpenRouter {
+	switch f {
+	case FlavorOpenRouter:
 		e.comment("OPENROUTER PROCESSING")
+	case FlavorLlamaCpp:
+		e.comment("")
+		e.comment("")
 	}
 	if !e.event("", chunk(map[string]any{"role": "assistant", "content": ""}, nil, nil)) {
 		return
@@ -228,4 +215,69 @@ func writeOpenAIToolCall(e *eventWriter, chunk func(map[string]any, any, any) []
 		}
 	}
 	return true
+}
+
+// streams reports whether a Chat Completions request asks for a stream.
+// Without "stream": true an OpenAI-compatible server answers with one
+// chat.completion object, and so does the fake ([writeOpenAICompletion]).
+func streams(req *Request) bool {
+	b, _ := req.JSON["stream"].(bool)
+	return b
+}
+
+// writeOpenAICompletion answers a request that does not stream with parts as
+// one chat.completion object: the texts joined, the reasoning in the
+// flavour's field, the tool calls, the finish reason and the usage. An error
+// part answers with an HTTP 500 in the flavour's error body instead, and a
+// disconnect drops the connection before anything is written. rep.Delay is
+// slept once.
+func (s *Server) writeOpenAICompletion(w http.ResponseWriter, hr *http.Request, req *Request, rep Reply) {
+	if rep.Delay > 0 {
+		t := time.NewTimer(rep.Delay)
+		select {
+		case <-hr.Context().Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+	var text, thinking strings.Builder
+	var calls []any
+	for _, p := range rep.Parts {
+		switch {
+		case p.Text != "":
+			text.WriteString(p.Text)
+		case p.Thinking != "":
+			thinking.WriteString(p.Thinking)
+		case p.ToolCall != nil:
+			calls = append(calls, map[string]any{"id": p.ToolCall.ID, "type": "function",
+				"function": map[string]any{"name": p.ToolCall.Name, "arguments": p.ToolCall.args()}})
+		case p.Error != nil:
+			s.writeError(w, Reply{Status: http.StatusInternalServerError, ErrorType: p.Error.Type, ErrorMessage: p.Error.Message})
+			return
+		case p.Disconnect:
+			panic(http.ErrAbortHandler)
+		}
+	}
+	message := map[string]any{"role": "assistant", "content": text.String()}
+	if text.Len() == 0 && len(calls) > 0 {
+		message["content"] = nil
+	}
+	if thinking.Len() > 0 {
+		message[s.flavor.reasoningField()] = thinking.String()
+	}
+	if len(calls) > 0 {
+		message["tool_calls"] = calls
+	}
+	u := usageOf(rep.Parts)
+	body := marshal(map[string]any{
+		"id": "chatcmpl-llmtest", "object": "chat.completion", "created": 1767225600, "model": req.Model(),
+		"choices": []any{map[string]any{"index": 0, "message": message, "finish_reason": openAIFinish[stopOf(rep.Parts)]}},
+		"usage": map[string]any{
+			"prompt_tokens": u.Input + u.CacheRead, "completion_tokens": u.Output, "total_tokens": u.Input + u.CacheRead + u.Output,
+			"prompt_tokens_details": map[string]any{"cached_tokens": u.CacheRead},
+		},
+	})
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(body)
 }

@@ -113,10 +113,17 @@ type Reply struct {
 	Status       int    `json:"status,omitzero"`
 	ErrorType    string `json:"errorType,omitzero"`
 	ErrorMessage string `json:"errorMessage,omitzero"`
+	// PromptTokens and ContextTokens, when set, go into the llama.cpp
+	// flavour's error body as n_prompt_tokens and n_ctx (the sizes of a
+	// request that does not fit); other formats have no such fields.
+	PromptTokens  int `json:"promptTokens,omitzero"`
+	ContextTokens int `json:"contextTokens,omitzero"`
 	// RetryAfter is sent as the Retry-After header (whole seconds).
 	RetryAfter time.Duration `json:"-"`
 	// Overflow answers with the vendor's context-overflow error (the
-	// server flavour's own wording and status).
+	// server flavour's own wording and status; its numbers are the
+	// request's size and a window just too small for it, or the simulated
+	// window's).
 	Overflow bool `json:"overflow,omitzero"`
 	// Delay is slept before each event: a slow stream.
 	Delay time.Duration `json:"-"`
@@ -126,14 +133,16 @@ type Reply struct {
 
 // replyJSON is Reply's JSON form, with durations in seconds.
 type replyJSON struct {
-	Parts        []Part  `json:"parts,omitzero"`
-	Status       int     `json:"status,omitzero"`
-	ErrorType    string  `json:"errorType,omitzero"`
-	ErrorMessage string  `json:"errorMessage,omitzero"`
-	RetryAfter   float64 `json:"retryAfter,omitzero"`
-	Overflow     bool    `json:"overflow,omitzero"`
-	Delay        float64 `json:"delay,omitzero"`
-	Raw          string  `json:"raw,omitzero"`
+	Parts         []Part  `json:"parts,omitzero"`
+	Status        int     `json:"status,omitzero"`
+	ErrorType     string  `json:"errorType,omitzero"`
+	ErrorMessage  string  `json:"errorMessage,omitzero"`
+	PromptTokens  int     `json:"promptTokens,omitzero"`
+	ContextTokens int     `json:"contextTokens,omitzero"`
+	RetryAfter    float64 `json:"retryAfter,omitzero"`
+	Overflow      bool    `json:"overflow,omitzero"`
+	Delay         float64 `json:"delay,omitzero"`
+	Raw           string  `json:"raw,omitzero"`
 }
 
 // UnmarshalJSONFrom reads a reply; retryAfter and delay are in seconds.
@@ -143,14 +152,14 @@ func (r *Reply) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		return err
 	}
 	*r = Reply{Parts: w.Parts, Status: w.Status, ErrorType: w.ErrorType, ErrorMessage: w.ErrorMessage,
-		RetryAfter: seconds(w.RetryAfter), Overflow: w.Overflow, Delay: seconds(w.Delay), Raw: w.Raw}
+		PromptTokens: w.PromptTokens, ContextTokens: w.ContextTokens, RetryAfter: seconds(w.RetryAfter), Overflow: w.Overflow, Delay: seconds(w.Delay), Raw: w.Raw}
 	return nil
 }
 
 // MarshalJSONTo writes a reply; retryAfter and delay are in seconds.
 func (r Reply) MarshalJSONTo(enc *jsontext.Encoder) error {
 	return json.MarshalEncode(enc, replyJSON{Parts: r.Parts, Status: r.Status, ErrorType: r.ErrorType,
-		ErrorMessage: r.ErrorMessage, RetryAfter: r.RetryAfter.Seconds(), Overflow: r.Overflow,
+		ErrorMessage: r.ErrorMessage, PromptTokens: r.PromptTokens, ContextTokens: r.ContextTokens, RetryAfter: r.RetryAfter.Seconds(), Overflow: r.Overflow,
 		Delay: r.Delay.Seconds(), Raw: r.Raw})
 }
 
@@ -165,7 +174,8 @@ func HTTPError(status int, errType, message string) Reply {
 	return Reply{Status: status, ErrorType: errType, ErrorMessage: message}
 }
 
-// Overflow returns a reply failing with the vendor's context-overflow error.
+// Overflow returns a reply failing with the vendor's context-overflow error
+// (see [Reply].Overflow).
 func Overflow() Reply { return Reply{Overflow: true} }
 
 // Script is a sequence of replies, the format of a fake-server script file:

@@ -18,7 +18,15 @@
 // [Flavor] (OpenAI itself, Ollama, vLLM, llama.cpp, LM Studio, OpenRouter),
 // including their quirks: tool calls without "index", reasoning in
 // "reasoning" or "reasoning_content", usage in the last chunk or beside the
-// finish reason, and each one's wording for a context overflow.
+// finish reason, keep-alive comments, and each one's wording for a context
+// overflow. A Chat Completions request without "stream": true
+// (a script's, say) gets the same answer as one chat.completion object.
+//
+// A server may also simulate a context window ([Server.SetWindow], see
+// [Window]): it then counts tokens with a tokenizer as far from chars/4 as
+// asked, refuses what does not fit as its vendor does (llama.cpp with its
+// n_prompt_tokens and n_ctx), and cuts answers where the output limit or,
+// for llama.cpp, the full context stops them.
 //
 // Answers come from queued replies ([Server.Reply], [Server.Queue],
 // [Server.Fail], [Server.Play]) in order, then from a handler
@@ -66,6 +74,8 @@ type Server struct {
 	handler  Handler
 	requests []*Request
 	now      func() time.Time
+	window   Window
+	stats    WindowStats
 	// unanswered is told about a request nothing answered.
 	unanswered func(r *Request, n int)
 }
@@ -271,6 +281,13 @@ func (s *Server) serve(w http.ResponseWriter, hr *http.Request) {
 		http.Error(w, "llmfake: no such endpoint "+hr.Method+" "+hr.URL.Path, http.StatusNotFound)
 		return
 	}
+	s.mu.Lock()
+	window := s.window
+	s.mu.Unlock()
+	if rep, refused := s.refusal(req, window); refused {
+		s.writeError(w, rep)
+		return
+	}
 	rep, ok := s.nextReply(req)
 	if !ok {
 		s.mu.Lock()
@@ -284,10 +301,13 @@ func (s *Server) serve(w http.ResponseWriter, hr *http.Request) {
 	}
 	switch {
 	case rep.Overflow:
-		s.writeError(w, s.overflowReply())
+		s.writeError(w, s.overflowReply(req))
 	case rep.Status != 0:
 		s.writeError(w, rep)
 	default:
+		if rep.Raw == "" {
+			rep.Parts = s.fit(req, window, rep.Parts)
+		}
 		s.writeStream(w, hr, req, rep)
 	}
 }
@@ -344,8 +364,14 @@ func (e *eventWriter) event(name string, data []byte) bool {
 	return true
 }
 
+// comment writes an SSE comment line (":" and text), what servers send to
+// keep a connection alive while they work.
 func (e *eventWriter) comment(text string) {
-	io.WriteString(e.w, ": "+text+"\n\n")
+	line := ":"
+	if text != "" {
+		line += " " + text
+	}
+	io.WriteString(e.w, line+"\n\n")
 	e.w.(http.Flusher).Flush()
 }
 
@@ -357,6 +383,10 @@ func (e *eventWriter) disconnect() {
 }
 
 func (s *Server) writeStream(w http.ResponseWriter, hr *http.Request, req *Request, rep Reply) {
+	if s.api == llm.APIOpenAICompletions && rep.Raw == "" && !streams(req) {
+		s.writeOpenAICompletion(w, hr, req, rep)
+		return
+	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)

@@ -16,7 +16,9 @@
 // itself, Ollama, vLLM, llama.cpp, LM Studio, OpenRouter), including their
 // quirks: tool calls without "index", reasoning in "reasoning" or
 // "reasoning_content", usage in the last chunk or beside the finish reason,
-// and each one's wording for a context overflow.
+// keep-alive comments, and each one's wording for a context overflow. A
+// server may simulate a context window and a tokenizer ([Window]): it then
+// refuses and cuts as the server it imitates does.
 //
 // Answers come from queued replies ([Server.Reply], [Server.Queue],
 // [Server.Fail], [Server.Play]) in order, then from a handler
@@ -72,6 +74,13 @@ type Script = llmfake.Script
 
 // Flavor is the Chat Completions server a fake OpenAI server imitates.
 type Flavor = llmfake.Flavor
+
+// Window is a simulated context window with a tokenizer as far from
+// chars/4 as asked (see llmfake.Window and Server.SetWindow).
+type Window = llmfake.Window
+
+// WindowStats counts what a server's simulated window did.
+type WindowStats = llmfake.WindowStats
 
 // The server flavours and their quirks (see llmfake.Flavor).
 const (
@@ -171,3 +180,15 @@ func HTTPError(status int, errType, message string) Reply {
 // Overflow returns a reply failing with the vendor's context-overflow
 // error.
 func Overflow() Reply { return llmfake.Overflow() }
+
+// Conversation returns the transcript a Prime summary request carries
+// inside its <conversation> tags (see llmfake.Request.Conversation), failing
+// tb when r is not a summary request.
+func Conversation(tb testing.TB, r *Request) string {
+	tb.Helper()
+	text, ok := r.Conversation()
+	if !ok {
+		tb.Fatalf("llmtest: no <conversation> in the request:\n%.300s", r.LastUserText())
+	}
+	return text
+}

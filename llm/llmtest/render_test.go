@@ -31,6 +31,7 @@ func TestWireFormat(t *testing.T) {
 		"openai":            llmtest.NewOpenAI(t),
 		"ollama":            llmtest.NewOpenAI(t, llmtest.FlavorOllama),
 		"openai-index-zero": llmtest.NewOpenAI(t, llmtest.FlavorIndexZero),
+		"llamacpp":          llmtest.NewOpenAI(t, llmtest.FlavorLlamaCpp),
 	}
 	for name, srv := range servers {
 		t.Run(name, func(t *testing.T) {

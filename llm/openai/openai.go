@@ -34,6 +34,7 @@ import (
 	"io"
 	"iter"
 	"net/http"
+	"regexp"
 	"strings"
 	"time"
 
@@ -114,9 +115,9 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request) iter.Seq[llm.Ev
 		Client: p.cfg.HTTPClient, Retry: p.cfg.Retry, Now: p.cfg.Now, IdleTimeout: p.cfg.IdleTimeout,
 		URL: base + "/chat/completions", Header: h,
 		Encode: func() ([]byte, error) { return encodeRequest(req, resolveCompat(req.Model, base)) },
-		ParseError: func(raw []byte) (string, string) {
-			typ, msg, _ := parseError(raw)
-			return typ, msg
+		ParseError: func(raw []byte) stream.ErrorReport {
+			r, _ := parseError(raw)
+			return r
 		},
 		Read: read,
 	})
@@ -125,14 +126,49 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request) iter.Seq[llm.Ev
 // parseError reads an error body in any of the shapes compatible servers
 // use: {"error": {"message", "type", "code"}}, {"error": "text"},
 // {"message": "text"}, or plain text. code is a numeric "code" when given
-// (llama.cpp puts the HTTP status there).
-func parseError(raw []byte) (typ, msg string, code int) {
+// (llama.cpp puts the HTTP status there). The sizes of an overflow come
+// from llama.cpp's n_prompt_tokens and n_ctx fields, else from the text
+// (see [overflowSizes]).
+func parseError(raw []byte) (r stream.ErrorReport, code int) {
+	r, code = parseErrorBody(raw)
+	prompt, window := stream.Sizes(r.Message, overflowSizes)
+	if r.PromptTokens == 0 {
+		r.PromptTokens = prompt
+	}
+	if r.ContextTokens == 0 {
+		r.ContextTokens = window
+	}
+	return r, code
+}
+
+// overflowSizes find the request's size ("prompt") and the window
+// ("window") in the overflow texts of OpenAI-compatible servers.
+var overflowSizes = []*regexp.Regexp{
+	// llama.cpp: "request (20494 tokens) exceeds the available context
+	// size (8192 tokens)".
+	regexp.MustCompile(`(?i)request \((?P<prompt>\d+) tokens\) exceeds the available context size \((?P<window>\d+) tokens\)`),
+	// OpenAI, vLLM, OpenRouter, DeepSeek: "maximum context length is
+	// 128000 tokens".
+	regexp.MustCompile(`(?i)maximum context length is (?P<window>\d+) tokens`),
+	// OpenAI: "However, your messages resulted in 130000 tokens".
+	regexp.MustCompile(`(?i)resulted in (?P<prompt>\d+) tokens`),
+	// OpenAI, vLLM: "you requested 40000 tokens (39000 in the messages,
+	// 1000 in the completion)"; older OpenAI: "(3200 in your prompt; 1000
+	// for the completion)"; OpenRouter: "(240000 of text input, 10000 in
+	// the output)".
+	regexp.MustCompile(`(?i)\((?P<prompt>\d+) (?:in the messages|in your prompt|of text input)`),
+	// vLLM: "your request has 32000 input tokens".
+	regexp.MustCompile(`(?i)request has (?P<prompt>\d+) input tokens`),
+}
+
+// parseErrorBody reads the shape of an error body; see [parseError].
+func parseErrorBody(raw []byte) (r stream.ErrorReport, code int) {
 	var w struct {
 		Error   jsontext.Value `json:"error"`
 		Message string         `json:"message"`
 	}
 	if json.Unmarshal(raw, &w, jsonwire.ReadOptions) != nil {
-		return "", strings.TrimSpace(string(raw)), 0
+		return stream.ErrorReport{Message: strings.TrimSpace(string(raw))}, 0
 	}
 	switch w.Error.Kind() {
 	case '{':
@@ -140,30 +176,33 @@ func parseError(raw []byte) (typ, msg string, code int) {
 			Message string         `json:"message"`
 			Type    string         `json:"type"`
 			Code    jsontext.Value `json:"code"`
+			// llama.cpp's sizes of a request that does not fit.
+			NPromptTokens int `json:"n_prompt_tokens"`
+			NCtx          int `json:"n_ctx"`
 		}
 		if json.Unmarshal(w.Error, &e, jsonwire.ReadOptions) == nil {
-			typ = e.Type
+			r = stream.ErrorReport{Type: e.Type, Message: e.Message, PromptTokens: e.NPromptTokens, ContextTokens: e.NCtx}
 			switch e.Code.Kind() {
 			case '"':
 				var s string
 				json.Unmarshal(e.Code, &s)
 				if s != "" {
-					typ = s
+					r.Type = s
 				}
 			case '0':
 				json.Unmarshal(e.Code, &code)
 			}
-			return typ, e.Message, code
+			return r, code
 		}
 	case '"':
 		var s string
 		json.Unmarshal(w.Error, &s)
-		return "", s, 0
+		return stream.ErrorReport{Message: s}, 0
 	}
 	if w.Message != "" {
-		return "", w.Message, 0
+		return stream.ErrorReport{Message: w.Message}, 0
 	}
-	return "", strings.TrimSpace(string(raw)), 0
+	return stream.ErrorReport{Message: strings.TrimSpace(string(raw))}, 0
 }
 
 // wireUsage is a chunk's usage object.
@@ -273,12 +312,12 @@ func read(ctx context.Context, b *stream.Builder, body io.Reader) error {
 			return &llm.APIError{Provider: provider, Message: fmt.Sprintf("undecodable chunk: %v", err), Kind: llm.ErrBadResponse}
 		}
 		if len(c.Error) > 0 && c.Error.Kind() != 'n' {
-			typ, msg, code := parseError(ev.Data)
+			r, code := parseError(ev.Data)
 			status := 0
 			if code >= 400 && code < 600 {
 				status = code
 			}
-			return llm.NewAPIError(provider, status, typ, msg, 0)
+			return r.APIError(provider, status, 0)
 		}
 		if !b.Start() {
 			return nil

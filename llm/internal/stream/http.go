@@ -7,6 +7,8 @@ import (
 	"io"
 	"iter"
 	"net/http"
+	"regexp"
+	"strconv"
 	"time"
 
 	"github.com/prime-agent/prime/llm"
@@ -25,9 +27,9 @@ type Call struct {
 	Header http.Header
 	// Encode builds the request body.
 	Encode func() ([]byte, error)
-	// ParseError reads an error response body into the vendor's error type
-	// and message.
-	ParseError func(raw []byte) (errType, message string)
+	// ParseError reads an error response body into the vendor's error
+	// type, message and reported sizes.
+	ParseError func(raw []byte) ErrorReport
 	// Read consumes the event stream of a successful response, emitting on
 	// b; it returns nil once b has finished or the consumer stopped.
 	Read func(ctx context.Context, b *Builder, body io.Reader) error
@@ -185,6 +187,49 @@ func (c *Call) post(ctx context.Context, model llm.Model, body []byte) (*http.Re
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	typ, msg := c.ParseError(raw)
-	return nil, llm.NewAPIError(model.Provider, resp.StatusCode, typ, msg, llm.ParseRetryAfter(resp.Header, time.Now()))
+	return nil, c.ParseError(raw).APIError(model.Provider, resp.StatusCode, llm.ParseRetryAfter(resp.Header, time.Now()))
+}
+
+// ErrorReport is what a provider reads from an error response or an error
+// event.
+type ErrorReport struct {
+	// Type is the vendor's error type or code, Message its text.
+	Type, Message string
+	// PromptTokens and ContextTokens are the sizes the server reported for
+	// a request that did not fit (see [llm.APIError]); 0 when not given.
+	PromptTokens, ContextTokens int
+}
+
+// APIError classifies the report with [llm.NewAPIError] and keeps its
+// sizes. status is the HTTP status, 0 for an event inside a stream.
+func (r ErrorReport) APIError(provider string, status int, retryAfter time.Duration) *llm.APIError {
+	e := llm.NewAPIError(provider, status, r.Type, r.Message, retryAfter)
+	e.PromptTokens, e.ContextTokens = max(r.PromptTokens, 0), max(r.ContextTokens, 0)
+	return e
+}
+
+// Sizes reads the request's size and the context window out of an overflow
+// text. Each pattern may name a group "prompt" and a group "window" holding
+// the numbers; for each, the first pattern (in order) that yields one wins.
+// A number not found, or too large for an int, is 0.
+func Sizes(text string, patterns []*regexp.Regexp) (prompt, window int) {
+	for _, re := range patterns {
+		m := re.FindStringSubmatch(text)
+		if m == nil {
+			continue
+		}
+		for i, name := range re.SubexpNames() {
+			n, err := strconv.Atoi(m[i])
+			if err != nil || n < 0 {
+				continue
+			}
+			switch {
+			case name == "prompt" && prompt == 0:
+				prompt = n
+			case name == "window" && window == 0:
+				window = n
+			}
+		}
+	}
+	return prompt, window
 }

@@ -111,7 +111,11 @@ func (b *Builder) begin(kind string, startType llm.EventType, blk *block) (int, 
 	default:
 		b.msg.Content = append(b.msg.Content, llm.ToolCall{ID: blk.id, Name: blk.name})
 	}
-	return idx, b.emit(llm.Event{Type: startType, Index: idx})
+	ev := llm.Event{Type: startType, Index: idx}
+	if kind == llm.ContentToolCall {
+		ev.Content = llm.ToolCall{ID: blk.id, Name: blk.name}
+	}
+	return idx, b.emit(ev)
 }
 
 // StartText opens a text block and returns its index.

@@ -1,0 +1,255 @@
+package agent
+
+import (
+	"errors"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/prime-agent/prime/compaction"
+	"github.com/prime-agent/prime/internal/jsonwire"
+	"github.com/prime-agent/prime/llm"
+	"github.com/prime-agent/prime/tool"
+)
+
+// MarshalEvent encodes an event as one compact JSON object in pi's shape,
+// the line JSON mode and RPC mode write for it: {"type":"agent_start"},
+// {"type":"message_end","message":{...}}, and so on, with pi's member names.
+// A message_update carries only the step (pi's delta-only form). ok is false
+// for events pi has no wire form for (progress, notices, model and session
+// changes), which those modes leave out; Prime's additions that a pi client
+// can ignore (branch_summary_start, branch_summary_end) are included.
+func MarshalEvent(ev Event) (line []byte, ok bool, err error) {
+	var fill func(w *jsonwire.ObjectWriter)
+	switch e := ev.(type) {
+	case AgentStart, TurnStart:
+		fill = func(*jsonwire.ObjectWriter) {}
+	case AgentEnd:
+		fill = func(w *jsonwire.ObjectWriter) {
+			w.Value("messages", orEmpty(e.Messages))
+			w.Bool("willRetry", e.WillRetry)
+		}
+	case AgentSettled:
+		fill = func(w *jsonwire.ObjectWriter) { w.Bool("aborted", e.Aborted) }
+	case TurnEnd:
+		fill = func(w *jsonwire.ObjectWriter) {
+			w.Value("message", e.Message)
+			w.Value("toolResults", orEmpty(e.ToolResults))
+		}
+	case MessageStart:
+		fill = func(w *jsonwire.ObjectWriter) { w.Value("message", e.Message) }
+	case MessageEnd:
+		fill = func(w *jsonwire.ObjectWriter) { w.Value("message", e.Message) }
+	case MessageUpdate:
+		fill = func(w *jsonwire.ObjectWriter) {
+			u := llm.Usage{}
+			if e.Message != nil {
+				u = e.Message.Usage
+			}
+			w.Value("usage", &u)
+			w.Value("assistantMessageEvent", streamStep{e.Event})
+		}
+	case ToolStart:
+		fill = func(w *jsonwire.ObjectWriter) { callMembers(w, e.Call) }
+	case ToolUpdate:
+		fill = func(w *jsonwire.ObjectWriter) {
+			callMembers(w, e.Call)
+			w.Value("partialResult", toolResult{e.Partial})
+		}
+	case ToolEnd:
+		fill = func(w *jsonwire.ObjectWriter) {
+			w.Str("toolCallId", e.Call.ID)
+			w.Str("toolName", e.Call.Name)
+			w.Value("result", toolResult{e.Result})
+			w.Bool("isError", e.IsError)
+			if e.Duration > 0 {
+				w.Int("durationMs", max(1, e.Duration.Milliseconds()))
+			}
+		}
+	case QueueUpdate:
+		fill = func(w *jsonwire.ObjectWriter) {
+			w.Value("steering", orEmpty(e.Steering))
+			w.Value("followUp", orEmpty(e.FollowUp))
+		}
+	case CompactionStart:
+		fill = func(w *jsonwire.ObjectWriter) { w.Str("reason", string(e.Reason)) }
+	case CompactionEnd:
+		fill = func(w *jsonwire.ObjectWriter) {
+			w.Str("reason", string(e.Reason))
+			if e.Result != nil {
+				w.Value("result", compactionResult{e.Result})
+			}
+			w.Bool("aborted", e.Aborted)
+			w.Bool("willRetry", e.WillRetry)
+			if e.Err != nil && !e.Aborted {
+				w.Str("errorMessage", CompactionErrorText(e.Reason, e.Err))
+			}
+		}
+	case RetryStart:
+		fill = func(w *jsonwire.ObjectWriter) {
+			w.Int("attempt", int64(e.Attempt))
+			w.Int("maxAttempts", int64(e.MaxAttempts))
+			w.Int("delayMs", e.Delay.Milliseconds())
+			w.Str("errorMessage", e.ErrorMessage)
+		}
+	case RetryEnd:
+		fill = func(w *jsonwire.ObjectWriter) {
+			w.Bool("success", e.Success)
+			w.Int("attempt", int64(e.Attempt))
+			w.OptStr("finalError", e.FinalError)
+		}
+	case EntryAppended:
+		fill = func(w *jsonwire.ObjectWriter) { w.Raw("entry", jsontext.Value(e.Entry.Raw())) }
+	case ThinkingLevelChanged:
+		fill = func(w *jsonwire.ObjectWriter) { w.Str("level", string(e.Level)) }
+	case SessionInfoChanged:
+		fill = func(w *jsonwire.ObjectWriter) { w.OptStr("name", e.Name) }
+	case BranchSummaryStart:
+		fill = func(*jsonwire.ObjectWriter) {}
+	case BranchSummaryEnd:
+		fill = func(w *jsonwire.ObjectWriter) {
+			w.Bool("aborted", e.Aborted)
+			if e.Err != nil && !e.Aborted {
+				w.Str("errorMessage", e.Err.Error())
+			}
+		}
+	case *Progress:
+		if e.Kind != ProgressRetry {
+			return nil, false, nil
+		}
+		// pi's summarization_retry_scheduled.
+		line, err := marshalObject(func(w *jsonwire.ObjectWriter) {
+			w.Str("type", "summarization_retry_scheduled")
+			w.Int("attempt", int64(e.Attempt))
+			w.Int("delayMs", e.Delay.Milliseconds())
+			if e.Err != nil {
+				w.Str("errorMessage", e.Err.Error())
+			}
+		})
+		return line, err == nil, err
+	default:
+		return nil, false, nil
+	}
+	line, err = marshalObject(func(w *jsonwire.ObjectWriter) {
+		w.Str("type", ev.EventType())
+		fill(w)
+	})
+	return line, err == nil, err
+}
+
+func marshalObject(fill func(w *jsonwire.ObjectWriter)) ([]byte, error) {
+	return json.Marshal(objectFunc(fill), jsontext.AllowInvalidUTF8(true))
+}
+
+// objectFunc marshals as the object fill writes.
+type objectFunc func(w *jsonwire.ObjectWriter)
+
+func (f objectFunc) MarshalJSONTo(enc *jsontext.Encoder) error { return jsonwire.WriteObject(enc, f) }
+
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+func callMembers(w *jsonwire.ObjectWriter, c llm.ToolCall) {
+	w.Str("toolCallId", c.ID)
+	w.Str("toolName", c.Name)
+	w.Value("args", c.Arguments)
+}
+
+// toolResult is a tool's result as pi's events carry it.
+type toolResult struct{ r tool.Result }
+
+func (t toolResult) MarshalJSONTo(enc *jsontext.Encoder) error {
+	return jsonwire.WriteObject(enc, func(w *jsonwire.ObjectWriter) {
+		w.Value("content", orEmpty(t.r.Content))
+		w.OptRaw("details", t.r.Details)
+	})
+}
+
+// compactionResult is a compaction's result as compaction_end and RPC's
+// compact carry it.
+type compactionResult struct{ r *CompactionResult }
+
+func (c compactionResult) MarshalJSONTo(enc *jsontext.Encoder) error {
+	r := c.r
+	return jsonwire.WriteObject(enc, func(w *jsonwire.ObjectWriter) {
+		summary, kept, details := "", "", jsontext.Value(nil)
+		var usage *llm.Usage
+		if r.Compaction != nil {
+			summary, kept, details, usage = r.Compaction.Summary, r.Compaction.FirstKeptEntryID, r.Compaction.Details, r.Compaction.Usage
+		}
+		w.Str("summary", summary)
+		w.Str("firstKeptEntryId", kept)
+		w.Int("tokensBefore", int64(r.TokensBefore))
+		w.Int("estimatedTokensAfter", int64(r.TokensAfter))
+		if usage != nil {
+			w.Value("usage", usage)
+		}
+		w.OptRaw("details", details)
+	})
+}
+
+// MarshalCompactionResult encodes a compaction's result as pi's compact
+// command answers it: summary, firstKeptEntryId, tokensBefore,
+// estimatedTokensAfter, usage, details.
+func MarshalCompactionResult(r *CompactionResult) ([]byte, error) {
+	return json.Marshal(compactionResult{r})
+}
+
+// streamStep is a step of a streamed reply in pi's assistantMessageEvent
+// form (without the partial message).
+type streamStep struct{ ev llm.Event }
+
+func (s streamStep) MarshalJSONTo(enc *jsontext.Encoder) error {
+	e := s.ev
+	return jsonwire.WriteObject(enc, func(w *jsonwire.ObjectWriter) {
+		w.Str("type", e.Type.String())
+		w.Int("contentIndex", int64(e.Index))
+		switch e.Type {
+		case llm.EventTextDelta, llm.EventThinkingDelta, llm.EventToolCallDelta:
+			w.Str("delta", e.Delta)
+		case llm.EventTextEnd:
+			if t, ok := e.Content.(llm.Text); ok {
+				w.Str("content", t.Text)
+			}
+		case llm.EventThinkingEnd:
+			if t, ok := e.Content.(llm.Thinking); ok {
+				w.Str("content", t.Thinking)
+			}
+		case llm.EventToolCallStart:
+			if c, ok := e.Content.(llm.ToolCall); ok {
+				w.Str("id", c.ID)
+				w.Str("toolName", c.Name)
+			}
+		case llm.EventToolCallEnd:
+			if c, ok := e.Content.(llm.ToolCall); ok {
+				w.Value("toolCall", c)
+			}
+		}
+	})
+}
+
+// CompactionErrorText is the text of a failed compaction as pi words it:
+// the error after "Compaction failed: " (manual), "Auto-compaction failed: "
+// (threshold) or "Context overflow recovery failed: " (overflow); a recovery
+// that already failed once is said as it is.
+func CompactionErrorText(reason Reason, err error) string {
+	if errors.Is(err, ErrRecoveryFailed) {
+		return err.Error()
+	}
+	var nc *compaction.NotCompactableError
+	if errors.As(err, &nc) {
+		return "Compaction failed: " + err.Error()
+	}
+	switch reason {
+	case ReasonThreshold:
+		return "Auto-compaction failed: " + err.Error()
+	case ReasonOverflow:
+		return "Context overflow recovery failed: " + err.Error()
+	default:
+		return "Compaction failed: " + err.Error()
+	}
+}
