@@ -33,6 +33,22 @@ func genFile(t *testing.T, seed uint64) (string, []byte) {
 	return path, data
 }
 
+// compactOffline loads the session in path with cfg and compacts it by
+// code. The agent is closed when the test ends.
+func compactOffline(t *testing.T, path string, cfg agent.Config) (*agent.Agent, *agent.CompactionResult) {
+	t.Helper()
+	ag, err := agent.Load(path, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ag.Close() })
+	res, err := ag.Compact(t.Context(), agent.CompactRequest{Summarizer: agent.SummarizerChoice{Offline: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ag, res
+}
+
 // genFileOf writes the session o generates to a temporary file.
 func genFileOf(t *testing.T, o sessiongen.Options) string {
 	t.Helper()
@@ -182,15 +198,7 @@ func TestCompactAgainstFakes(t *testing.T) {
 func TestCompactOffline(t *testing.T) {
 	path, before := genFile(t, 8)
 	var ev events
-	ag, err := agent.Load(path, config(t.TempDir(), testSettings(t, "compaction.keepRecentTokens", "4000"), &ev))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ag.Close()
-	res, err := ag.Compact(t.Context(), agent.CompactRequest{Summarizer: agent.SummarizerChoice{Offline: true}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ag, res := compactOffline(t, path, config(t.TempDir(), testSettings(t, "compaction.keepRecentTokens", "4000"), &ev))
 	checkCompacted(t, path, before, res)
 	d, ok := compaction.ParseDetails(res.Compaction.Details)
 	if !ok || d.Summarizer != compaction.SummarizerDeterministic || !strings.Contains(d.DeterministicReason, "offline") || res.Compaction.Usage != nil {
@@ -200,7 +208,7 @@ func TestCompactOffline(t *testing.T) {
 		t.Errorf("events %q", k)
 	}
 	// A second compaction right away has nothing to do.
-	_, err = ag.Compact(t.Context(), agent.CompactRequest{Summarizer: agent.SummarizerChoice{Offline: true}})
+	_, err := ag.Compact(t.Context(), agent.CompactRequest{Summarizer: agent.SummarizerChoice{Offline: true}})
 	if !errors.Is(err, compaction.ErrAlreadyCompacted) {
 		t.Errorf("second compaction: %v", err)
 	}
@@ -472,15 +480,7 @@ func TestCompactStoresSystemState(t *testing.T) {
 	}
 	t.Run("summarizer", func(t *testing.T) {
 		path := write(t)
-		ag, err := agent.Load(path, cfg(t))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ag.Close()
-		res, err := ag.Compact(t.Context(), agent.CompactRequest{Summarizer: agent.SummarizerChoice{Offline: true}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, res := compactOffline(t, path, cfg(t))
 		check(t, path, res)
 	})
 	t.Run("hook", func(t *testing.T) {
