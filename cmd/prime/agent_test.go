@@ -438,7 +438,7 @@ func TestAgentCompactsMidRun(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
 	got, _ := kinds(t, e.sessionFile(t))
-	if !strings.Contains(got, "toolResult compaction") {
+	if !strings.Contains(got, "toolResult compaction assistant") {
 		t.Errorf("no compaction between turns: %s", got)
 	}
 	if !strings.Contains(errOut, "compacting the context (threshold)") {
