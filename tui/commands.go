@@ -659,4 +659,3 @@ func fileSuggestions(cwd, partial string) []suggestion {
 	}
 	return out
 }
-

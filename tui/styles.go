@@ -13,7 +13,7 @@ import (
 // its theme decides the shades.
 type styles struct {
 	dim, muted, accent, warning, errorText, success, bold, italic lipgloss.Style
-	user, thinking, diffAdd, diffDel, diffCtx                      lipgloss.Style
+	user, thinking, diffAdd, diffDel, diffCtx                     lipgloss.Style
 	toolPending, toolOK, toolError, selected, blockTitle          lipgloss.Style
 	rule                                                          lipgloss.Style
 }

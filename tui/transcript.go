@@ -191,7 +191,7 @@ type textItem struct {
 	text func(v *view) string
 }
 
-func (*textItem) finished() bool      { return true }
+func (*textItem) finished() bool          { return true }
 func (t *textItem) render(v *view) string { return t.text(v) }
 
 // compactionItem is the [compaction] block: the tokens the compaction
