@@ -69,6 +69,10 @@ type Model struct {
 	serial  []func() tea.Msg
 	calling bool
 
+	// started is set once the renderer has drawn the live area (a moment
+	// after Init): printing above the live area before that would place
+	// the text at the top of the screen instead of where the UI begins.
+	started   bool
 	frame     int
 	ticking   bool
 	now       time.Time
@@ -97,8 +101,10 @@ type (
 	resultMsg func(m *Model) tea.Cmd
 	// serialDoneMsg applies a serial call's outcome and starts the next.
 	serialDoneMsg struct{ then resultMsg }
-	// startupMsg delivers what Init looked up: the git branch.
+	// branchMsg delivers the git branch.
 	branchMsg string
+	// startedMsg says the renderer has had time to draw the first frame.
+	startedMsg struct{}
 )
 
 // New returns the model for an agent. Use Run to start it on a terminal;
@@ -126,7 +132,8 @@ func (m *Model) clock() time.Time {
 
 // Init looks up the git branch and sends the first message, if any.
 func (m *Model) Init() tea.Cmd {
-	cmds := []tea.Cmd{m.branchCmd(), m.chooseModel()}
+	cmds := []tea.Cmd{m.branchCmd(), m.chooseModel(),
+		tea.Tick(startDelay, func(time.Time) tea.Msg { return startedMsg{} })}
 	for i, p := range m.opts.Prompts {
 		behavior := agent.Steer
 		if i > 0 {
@@ -183,6 +190,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.now = time.Time(msg)
 		m.frame++
 		m.ticking = false
+	case startedMsg:
+		m.started = true
 	case branchMsg:
 		m.footer.branch = string(msg)
 	case resultMsg:
@@ -262,7 +271,7 @@ func (m *Model) newView() *view {
 // has it. A status line stays live while it is the last item, so that the
 // next status can replace it.
 func (m *Model) flush() tea.Cmd {
-	if m.printing {
+	if m.printing || !m.started {
 		return nil
 	}
 	start := m.printed
@@ -345,6 +354,10 @@ func (m *Model) View() tea.View {
 	out.WindowTitle = "prime"
 	return out
 }
+
+// startDelay is how long the first print waits for the renderer's first
+// frame (it draws 60 frames a second).
+const startDelay = 100 * time.Millisecond
 
 var spinnerFrames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
 
