@@ -270,7 +270,7 @@ func hotkeysText(v *view) string {
 	var b strings.Builder
 	b.WriteString(v.st.bold.Render("Keys"))
 	for _, k := range keyHelp {
-		b.WriteString("\n  " + v.st.accent.Render(padRight(k[0], 20)) + " " + truncate(k[1], max(v.width-23, 10)))
+		b.WriteString("\n  " + v.st.accent.Render(padRight(k[0], 24)) + " " + truncate(k[1], max(v.width-27, 10)))
 	}
 	b.WriteString("\n" + v.st.bold.Render("Commands"))
 	for _, c := range slashCommands {
@@ -278,7 +278,7 @@ func hotkeysText(v *view) string {
 		if c.usage != "" {
 			name += " " + c.usage
 		}
-		b.WriteString("\n  " + v.st.accent.Render(padRight(name, 20)) + " " + truncate(c.summary, max(v.width-23, 10)))
+		b.WriteString("\n  " + v.st.accent.Render(padRight(name, 24)) + " " + truncate(c.summary, max(v.width-27, 10)))
 	}
 	return b.String()
 }

@@ -1,9 +1,9 @@
 package tui
 
 import (
-	"fmt"
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -51,9 +51,9 @@ type harness struct {
 
 // setup says how a harness starts.
 type setup struct {
-	window   int      // the fake model's context window (default 200,000)
-	settings string   // settings.json in the agent directory
-	session  string   // an existing session file to open
+	window   int    // the fake model's context window (default 200,000)
+	settings string // settings.json in the agent directory
+	session  string // an existing session file to open
 	tools    []tool.Tool
 	prompts  []string // Options.Prompts
 }

@@ -195,7 +195,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case branchMsg:
 		m.footer.branch = string(msg)
 	case resultMsg:
-		cmds = append(cmds, msg(m))
+		if msg != nil {
+			cmds = append(cmds, msg(m))
+		}
 		m.refreshFooter()
 	case serialDoneMsg:
 		m.calling = false

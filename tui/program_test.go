@@ -2,12 +2,16 @@ package tui
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/exp/teatest/v2"
+	"github.com/charmbracelet/x/vt"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/prime-agent/prime/llm"
@@ -54,8 +58,6 @@ func frameGolden(t *testing.T, name, frame string) {
 
 func TestStreamedReplyWithToolCall(t *testing.T) {
 	gate := newGate()
-	env := tool.Env{}
-	_ = env
 	h := newHarness(t, setup{tools: []tool.Tool{gate}})
 	h.srv.Reply(llmtest.Text("I'll probe the **build** first."), llmtest.ToolCall("call-1", "probe", `{"target":"./..."}`), llmtest.Usage(1200, 30))
 	h.srv.Reply(llmtest.Text("All three packages build:\n\n- `tui`\n- `agent`\n- `session`"), llmtest.Usage(1300, 40))
@@ -161,4 +163,191 @@ func TestManualCompactionWithInstructions(t *testing.T) {
 func footerOf(frame string) string {
 	lines := strings.Split(frame, "\n")
 	return strings.Join(lines[max(len(lines)-2, 0):], "\n")
+}
+
+func TestAutoCompaction(t *testing.T) {
+	// A 4,000-token window less 1,000 reserved: a reply measuring 3,500
+	// tokens of context starts a threshold compaction after the run.
+	h := newHarness(t, setup{window: 4000, settings: compactSettings})
+	h.srv.Reply(llmtest.Text("The parser lives in parse.go."), llmtest.Usage(900, 20))
+	h.srv.Reply(llmtest.Text("Noted: the lexer is next."), llmtest.Usage(3500, 20))
+	gate := make(chan struct{})
+	h.srv.Handle(func(r *llmtest.Request) llmtest.Reply {
+		<-gate
+		return llmtest.Stream(llmtest.Text("## Goal\nShip the lexer.\n\n## Progress\n- parser found in parse.go"), llmtest.Usage(800, 30))
+	})
+	h.waitText("v0.0.0-test")
+	h.send("where is the parser?")
+	frameGolden(t, "meter-before", footerOf(h.waitIdle("parse.go", "23.0%/4k")))
+	h.send("and the lexer?")
+	loader := h.waitText("auto-compacting… (escape to cancel)")
+	frameGolden(t, "loader", loader)
+	close(gate)
+	collapsed := h.waitIdle("[compaction]", "?/4k (auto)")
+	frameGolden(t, "collapsed", collapsed)
+	frameGolden(t, "meter-after", footerOf(collapsed))
+	h.key('o', tea.ModCtrl)
+	expanded := h.waitText("Ship the lexer.")
+	frameGolden(t, "expanded", expanded)
+}
+
+func TestEscapeCancelsCompaction(t *testing.T) {
+	h := newHarness(t, setup{settings: compactSettings})
+	twoTurns(h)
+	before, err := os.ReadFile(h.file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked, release := make(chan struct{}), make(chan struct{})
+	t.Cleanup(func() { close(release) }) // before the server closes
+	h.srv.Handle(func(r *llmtest.Request) llmtest.Reply {
+		close(asked)
+		<-release
+		return llmtest.Stream(llmtest.Text("never used"))
+	})
+	h.send("/compact keep the tests")
+	h.waitText("compacting… (escape to cancel)")
+	<-asked
+	h.key(tea.KeyEscape)
+	f := h.waitIdle("Error: Compaction cancelled")
+	frameGolden(t, "cancelled", f)
+	after, err := os.ReadFile(h.file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(after) != string(before) {
+		t.Errorf("a cancelled compaction changed the session file:\nbefore %d bytes, after %d", len(before), len(after))
+	}
+}
+
+func TestTreeNavigationWithSummary(t *testing.T) {
+	h := newHarness(t, setup{settings: compactSettings})
+	twoTurns(h)
+	// Back to the first question, without a summary: its text comes back
+	// to the editor, and a new question starts a second branch.
+	h.send("/tree")
+	h.waitText("Session Tree", "← you are here")
+	for range 3 {
+		h.key(tea.KeyUp)
+	}
+	h.waitText("› • user: where is the parser?")
+	h.enter()
+	h.waitText("Summarize branch?")
+	h.enter() // No summary
+	h.waitText("Navigated to selected point", "where is the parser?\n─")
+	h.key('c', tea.ModCtrl)
+	h.srv.Reply(llmtest.Text("The tests are in parse_test.go."), llmtest.Usage(950, 20))
+	h.send("where are the tests?")
+	h.waitIdle("parse_test.go")
+
+	h.send("/tree")
+	tree := h.waitText("Session Tree", "└⊟ user: where is the parser?")
+	frameGolden(t, "selector", tree)
+	// The first branch's last question, then the choice.
+	h.navigateTo("user: and the lexer?")
+	h.enter()
+	dialog := h.waitText("Summarize branch?", "Summarize with custom instructions")
+	frameGolden(t, "summarize-dialog", dialog)
+
+	gate := make(chan struct{})
+	h.srv.Handle(func(r *llmtest.Request) llmtest.Reply {
+		<-gate
+		return llmtest.Stream(llmtest.Text("## Goal\nFind the tests.\n\n## Done\n- parse_test.go holds them"), llmtest.Usage(500, 30))
+	})
+	h.key(tea.KeyDown)
+	h.enter() // Summarize
+	h.waitText("summarizing branch… (escape to cancel)")
+	close(gate)
+	done := h.waitIdle("[branch]", "Navigated to selected point")
+	frameGolden(t, "navigated", done)
+	if !strings.Contains(done, "and the lexer?\n─") {
+		t.Errorf("the selected message is not back in the editor:\n%s", done)
+	}
+	// The summary is in the session file, where the conversation goes on.
+	s, err := session.Load(h.file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if leaf := s.Leaf(); leaf == nil || leaf.Type != session.TypeBranchSummary {
+		t.Errorf("the session's leaf is %v, want the branch summary", leaf)
+	}
+}
+
+// navigateTo moves the tree's selection to the row showing text.
+func (h *harness) navigateTo(text string) {
+	h.t.Helper()
+	for range 50 {
+		f := h.frame()
+		for _, l := range strings.Split(f, "\n") {
+			if strings.HasPrefix(l, "› ") && strings.Contains(l, text) {
+				return
+			}
+		}
+		h.key(tea.KeyDown)
+		time.Sleep(20 * time.Millisecond)
+	}
+	h.t.Fatalf("no row %q in the tree:\n%s", text, h.frame())
+}
+
+// writeSession writes a session in dir with user messages sent at t, and
+// a name when not empty.
+func writeSession(t *testing.T, dir, cwd, name string, at time.Time, texts ...string) string {
+	t.Helper()
+	s, err := session.CreateIn(dir, session.Options{CWD: cwd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, text := range texts {
+		msg := &llm.UserMessage{Content: []llm.Content{llm.Text{Text: text}}, Timestamp: at.UnixMilli()}
+		if _, err := s.Append(&session.MessageEntry{Message: msg}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if name != "" {
+		if _, err := s.Append(&session.SessionInfoEntry{Name: name}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return s.File()
+}
+
+func TestSessionPicker(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	root := t.TempDir()
+	here := filepath.Join(root, "--home-me-proj--")
+	there := filepath.Join(root, "--home-me-other--")
+	writeSession(t, here, "/home/me/proj", "", now.Add(-2*time.Hour), "fix the flaky parser test", "and the lexer")
+	writeSession(t, here, "/home/me/proj", "auth refactor", now.Add(-26*time.Hour), "move the token check")
+	writeSession(t, there, "/home/me/other", "", now.Add(-5*time.Minute), "write the release notes")
+
+	pm := &pickerModel{p: &picker{dir: here, root: root, now: now}, st: newStyles(), width: termWidth, height: termHeight}
+	tm := teatest.NewTestModel(t, pm, teatest.WithInitialTermSize(termWidth, termHeight))
+	h := &harness{t: t, tm: tm, emu: vt.NewSafeEmulator(termWidth, termHeight)}
+	go io.Copy(io.Discard, h.emu)
+	t.Cleanup(func() { h.emu.Close() })
+
+	frameGolden(t, "current-folder", h.waitText("Resume Session (Current Folder)", "auth refactor"))
+	h.key(tea.KeyTab)
+	frameGolden(t, "all", h.waitText("Resume Session (All)", "write the release notes"))
+	h.typeText("parser")
+	frameGolden(t, "search", h.waitFor("one match", func(f string) bool {
+		return strings.Contains(f, "(1/1)") && !strings.Contains(f, "release notes")
+	}))
+	h.enter()
+	final := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(*pickerModel)
+	if final.chosen == nil || final.chosen.FirstMessage != "fix the flaky parser test" {
+		t.Fatalf("chose %+v, want the parser session", final.chosen)
+	}
+
+	// Escape cancels: nothing is chosen.
+	pm = &pickerModel{p: &picker{dir: here, root: root, now: now}, st: newStyles()}
+	tm = teatest.NewTestModel(t, pm, teatest.WithInitialTermSize(termWidth, termHeight))
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyEscape})
+	if final := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(*pickerModel); final.chosen != nil {
+		t.Fatalf("escape chose %+v", final.chosen)
+	}
 }
