@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -217,9 +218,30 @@ func (c *compactionItem) render(v *view) string {
 		b.WriteString("\n" + v.st.muted.Render("Instructions: ") + wrap(oneLine(c.instructions), max(v.width-14, 10)))
 	}
 	if v.expanded && strings.TrimSpace(c.summary) != "" {
-		b.WriteString("\n\n" + v.md.render(c.summary, v.width))
+		b.WriteString("\n\n" + v.md.render(summaryMarkdown(c.summary), v.width))
 	}
 	return b.String()
+}
+
+// fileLists are the <read-files> and <modified-files> lists a summary
+// ends with.
+var fileLists = regexp.MustCompile(`(?s)<(read|modified)-files>\n?(.*?)\n?</(?:read|modified)-files>`)
+
+// summaryMarkdown turns a summary's file lists into markdown lines, which
+// the renderer would otherwise drop as HTML.
+func summaryMarkdown(s string) string {
+	return fileLists.ReplaceAllStringFunc(s, func(m string) string {
+		g := fileLists.FindStringSubmatch(m)
+		files := strings.Fields(g[2])
+		for i, f := range files {
+			files[i] = "`" + f + "`"
+		}
+		title := "Files read"
+		if g[1] == "modified" {
+			title = "Files modified"
+		}
+		return "**" + title + ":** " + strings.Join(files, ", ")
+	})
 }
 
 // branchItem is the [branch] block: the summary of a branch left in /tree.
@@ -236,7 +258,7 @@ func (br *branchItem) render(v *view) string {
 	}
 	b.WriteString(v.st.bold.Render("Branch summary"))
 	if s := strings.TrimSpace(br.summary); s != "" {
-		b.WriteString("\n\n" + v.md.render(s, v.width))
+		b.WriteString("\n\n" + v.md.render(summaryMarkdown(s), v.width))
 	}
 	return b.String()
 }
