@@ -45,14 +45,14 @@
 //
 // # Decisions
 //
-//   - A compaction made during the conversation adds its [compaction] block
+//   - A compaction made during the conversation adds its block
 //     at the end of the transcript (after the messages it kept, which are
 //     the last ones shown) and leaves what was printed before it in the
 //     scrollback, where pi clears the screen; a transcript built from the
 //     session (on resume, after /tree, another session) shows the latest
 //     compaction's block first, then the messages it kept, then what
 //     followed, as pi does on resume.
-//   - The [compaction] block shows the user's /compact instructions (pi
+//   - The compaction block shows the user's /compact instructions (pi
 //     does not).
 //   - Messages typed while a compaction or a navigation runs are held by the
 //     UI and sent, in order, when it ends.
