@@ -13,7 +13,7 @@
 //   - the transcript, a list of items (item): the header, user messages,
 //     replies (markdown through glamour, thinking shown or folded), one
 //     block per tool call (title, live output, elapsed time, a bounded
-//     preview, an edit's coloured diff), the [compaction] and [branch]
+//     preview, an edit's coloured diff), the compaction and branch-summary
 //     blocks, the user's shell commands, status and error lines;
 //   - the editor (a bubbles textarea with history and / and @ completion);
 //   - the footer (directory and git branch, session name, token and cost
