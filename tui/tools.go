@@ -68,6 +68,9 @@ func (t *toolItem) render(v *view) string {
 	return b.String()
 }
 
+// noArgs reports arguments not known yet (the empty object).
+func noArgs(a llm.Arguments) bool { return a.Len() == 0 || a.String() == "{}" }
+
 // arg returns a string argument, or "".
 func (t *toolItem) arg(name string) string {
 	s, _ := t.args.StringArg(name)
@@ -90,7 +93,7 @@ func (t *toolItem) numArg(name string) float64 {
 // title is the block's first line: what the call does, from its
 // arguments.
 func (t *toolItem) title() string {
-	if t.args.Len() == 0 && t.rawArgs != "" {
+	if noArgs(t.args) && t.rawArgs != "" {
 		if a, err := llm.NewArguments([]byte(t.rawArgs)); err == nil {
 			t.args = a
 		}
@@ -139,7 +142,7 @@ func (t *toolItem) title() string {
 		return "ls " + path
 	}
 	args := t.args.String()
-	if t.args.Len() == 0 {
+	if noArgs(t.args) && t.rawArgs != "" {
 		args = t.rawArgs
 	}
 	return t.name + " " + oneLine(args)
@@ -190,21 +193,23 @@ func (t *toolItem) body(v *view) []string {
 	if t.isError {
 		limit = 10
 	}
+	more := 0
 	if !v.expanded && len(lines) > limit {
 		if t.name == "bash" {
+			// The end of a command's output matters most.
 			hidden := len(lines) - limit
 			out = append(out, v.st.muted.Render(fmt.Sprintf("… (%d earlier lines, ctrl+o to expand)", hidden)))
 			lines = lines[hidden:]
 		} else {
-			more := len(lines) - limit
+			more = len(lines) - limit
 			lines = lines[:limit]
-			defer func() {
-				out = append(out, v.st.muted.Render(fmt.Sprintf("… (%d more lines, ctrl+o to expand)", more)))
-			}()
 		}
 	}
 	for _, l := range lines {
 		out = append(out, style.Render(l))
+	}
+	if more > 0 {
+		out = append(out, v.st.muted.Render(fmt.Sprintf("… (%d more lines, ctrl+o to expand)", more)))
 	}
 	if note := t.truncationNote(); note != "" {
 		out = append(out, v.st.warning.Render(note))
