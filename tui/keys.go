@@ -37,9 +37,13 @@ func (m *Model) onKey(k tea.KeyPressMsg) tea.Cmd {
 	case "esc":
 		return m.escape()
 	case "enter":
-		if len(m.editor.suggestions) > 0 {
+		// With suggestions open, Enter completes the word; a command
+		// typed in full (or one without arguments) is sent at once.
+		if n := len(m.editor.suggestions); n > 0 {
+			w, _ := m.editor.completionWord()
+			typed := m.editor.suggestions[m.editor.sel].text == w
 			s, _ := m.editor.accept()
-			if s.args {
+			if s.args && !typed {
 				return nil
 			}
 		}

@@ -28,6 +28,13 @@ func (m *Model) load(first bool) {
 	if compactions > 0 {
 		items = append(items, &noticeItem{text: fmt.Sprintf("Session compacted %d time(s)", compactions)})
 	}
+	// Status lines not printed yet (a command's result that came before
+	// the agent's SessionChanged) stay, after the new transcript.
+	for _, it := range m.items[min(m.printed, len(m.items)):] {
+		if n, ok := it.(*noticeItem); ok {
+			items = append(items, n)
+		}
+	}
 	m.items, m.printed = items, 0
 	m.repaint = !first
 	m.cur, m.tools, m.streamTools = nil, map[string]*toolItem{}, map[int]*toolItem{}

@@ -511,6 +511,9 @@ func (m *Model) onEvent(e agent.Event) tea.Cmd {
 	case agent.AgentSettled:
 		m.busy = false
 		m.retry = nil
+		if e.Aborted && !m.showsAbort() {
+			m.add(&assistantItem{done: true, stop: llm.StopReasonAborted})
+		}
 		return m.branchCmd()
 	case agent.MessageStart:
 		switch msg := e.Message.(type) {
@@ -579,6 +582,19 @@ func (m *Model) onEvent(e agent.Event) tea.Cmd {
 		}
 	}
 	return nil
+}
+
+// showsAbort reports whether the last reply shown says it was aborted.
+func (m *Model) showsAbort() bool {
+	for i := len(m.items) - 1; i >= 0; i-- {
+		if a, ok := m.items[i].(*assistantItem); ok {
+			return a.stop == llm.StopReasonAborted
+		}
+		if _, ok := m.items[i].(*userItem); ok {
+			return false
+		}
+	}
+	return false
 }
 
 // tool returns the block of a call, making it when the call is new.
