@@ -13,6 +13,7 @@ import (
 	"github.com/prime-agent/prime/agent"
 	"github.com/prime-agent/prime/compaction"
 	"github.com/prime-agent/prime/llm"
+	"github.com/prime-agent/prime/llm/registry"
 	"github.com/prime-agent/prime/session"
 )
 
@@ -76,14 +77,7 @@ func (m *Model) command(name, args string) tea.Cmd {
 		ag := m.ag
 		return m.call(func() resultMsg {
 			err := ag.NewSession()
-			return func(m *Model) tea.Cmd {
-				if err != nil {
-					m.fail(err.Error())
-				} else {
-					m.status("✓ New session started")
-				}
-				return nil
-			}
+			return report(err, func(m *Model) string { return "✓ New session started" })
 		})
 	case "resume":
 		return m.openResume()
@@ -99,14 +93,7 @@ func (m *Model) command(name, args string) tea.Cmd {
 		ag := m.ag
 		return m.call(func() resultMsg {
 			err := ag.SetSessionName(args)
-			return func(m *Model) tea.Cmd {
-				if err != nil {
-					m.fail(err.Error())
-				} else {
-					m.status("Session name set: " + m.ag.State().SessionName)
-				}
-				return nil
-			}
+			return report(err, func(m *Model) string { return "Session name set: " + m.ag.State().SessionName })
 		})
 	case "session":
 		m.add(m.sessionReport())
@@ -147,6 +134,19 @@ func (m *Model) command(name, args string) tea.Cmd {
 		return nil
 	}
 	return nil
+}
+
+// report is the outcome of an agent call: the error, or a status line
+// (said is called once the call succeeded, to word it from the new state).
+func report(err error, said func(m *Model) string) resultMsg {
+	return func(m *Model) tea.Cmd {
+		if err != nil {
+			m.fail(err.Error())
+		} else if said != nil {
+			m.status(said(m))
+		}
+		return nil
+	}
 }
 
 // compact is /compact: a manual compaction with the user's instructions.
@@ -204,14 +204,7 @@ func (m *Model) export(path string) tea.Cmd {
 	ag := m.ag
 	return m.call(func() resultMsg {
 		err := ag.ExportBranch(path)
-		return func(m *Model) tea.Cmd {
-			if err != nil {
-				m.fail(err.Error())
-			} else {
-				m.status("Exported to " + m.shortPath(path))
-			}
-			return nil
-		}
+		return report(err, func(m *Model) string { return "Exported to " + m.shortPath(path) })
 	})
 }
 
@@ -372,6 +365,19 @@ func (m *Model) modelCommand(ref string) tea.Cmd {
 	if ref == "" {
 		return m.openModelSelector("")
 	}
+	return m.withModels(func(m *Model, models []registry.Entry) tea.Cmd {
+		for _, e := range models {
+			if e.Ref() == ref || e.Model.ID == ref {
+				return m.setModel(e.Ref())
+			}
+		}
+		return m.openModelSelector(ref)
+	})
+}
+
+// withModels lists the models the conversation can switch to, then calls
+// then with them (a failure to list them is shown instead).
+func (m *Model) withModels(then func(m *Model, models []registry.Entry) tea.Cmd) tea.Cmd {
 	ag := m.ag
 	return async(func() resultMsg {
 		models, err := ag.Models()
@@ -380,12 +386,7 @@ func (m *Model) modelCommand(ref string) tea.Cmd {
 				m.fail(err.Error())
 				return nil
 			}
-			for _, e := range models {
-				if e.Ref() == ref || e.Model.ID == ref {
-					return m.setModel(e.Ref())
-				}
-			}
-			return m.openModelSelector(ref)
+			return then(m, models)
 		}
 	})
 }
@@ -394,53 +395,38 @@ func (m *Model) setModel(ref string) tea.Cmd {
 	ctx, ag := m.ctx, m.ag
 	return m.call(func() resultMsg {
 		md, err := ag.SetModel(ctx, ref)
-		return func(m *Model) tea.Cmd {
-			if err != nil {
-				m.fail(err.Error())
-			} else {
-				m.status("Model: " + md.ID + m.thinkingSuffix())
-			}
-			return nil
-		}
+		return report(err, func(m *Model) string { return "Model: " + md.ID + m.thinkingSuffix() })
 	})
 }
 
 // openModelSelector is Ctrl-L: the models with a key, filtered by typing.
 func (m *Model) openModelSelector(filter string) tea.Cmd {
-	ag := m.ag
-	return async(func() resultMsg {
-		models, err := ag.Models()
-		return func(m *Model) tea.Cmd {
-			if err != nil {
-				m.fail(err.Error())
-				return nil
-			}
-			if len(models) == 0 {
-				m.warn("No model has a key set; 'prime models' lists them")
-				return nil
-			}
-			cur := ""
-			if md := m.ag.State().Model; md != nil {
-				cur = md.Provider + "/" + md.ID
-			}
-			var entries []listEntry
-			for _, e := range models {
-				note := tokenCount(e.Model.ContextWindow) + " context"
-				if e.Ref() == cur {
-					note += " (current)"
-				}
-				entries = append(entries, listEntry{label: e.Ref(), note: note, value: e.Ref()})
-			}
-			l := newList("Choose a model", entries, func(m *Model, e listEntry) tea.Cmd {
-				m.overlay = nil
-				return m.setModel(e.value.(string))
-			})
-			l.filter = filter
-			l.typeToFilter = true
-			l.selectValue(cur)
-			m.overlay = l
+	return m.withModels(func(m *Model, models []registry.Entry) tea.Cmd {
+		if len(models) == 0 {
+			m.warn("No model has a key set; 'prime models' lists them")
 			return nil
 		}
+		cur := ""
+		if md := m.ag.State().Model; md != nil {
+			cur = md.Provider + "/" + md.ID
+		}
+		var entries []listEntry
+		for _, e := range models {
+			note := tokenCount(e.Model.ContextWindow) + " context"
+			if e.Ref() == cur {
+				note += " (current)"
+			}
+			entries = append(entries, listEntry{label: e.Ref(), note: note, value: e.Ref()})
+		}
+		l := newList("Choose a model", entries, func(m *Model, e listEntry) tea.Cmd {
+			m.overlay = nil
+			return m.setModel(e.value.(string))
+		})
+		l.filter = filter
+		l.typeToFilter = true
+		l.selectValue(cur)
+		m.overlay = l
+		return nil
 	})
 }
 
@@ -451,14 +437,7 @@ func (m *Model) thinkingCommand(level string) tea.Cmd {
 		ctx, ag := m.ctx, m.ag
 		return m.call(func() resultMsg {
 			got, err := ag.SetThinkingLevel(ctx, l)
-			return func(m *Model) tea.Cmd {
-				if err != nil {
-					m.fail(err.Error())
-				} else {
-					m.status("Thinking level: " + string(got))
-				}
-				return nil
-			}
+			return report(err, func(m *Model) string { return "Thinking level: " + string(got) })
 		})
 	}
 	if level != "" {

@@ -100,21 +100,9 @@ func (p *picker) loadedMsg(msg pickerLoaded) {
 // (in the title, the folder or the file name).
 func (p *picker) visible() []session.Info {
 	list := p.lists[index(p.all)]
-	tokens := strings.Fields(strings.ToLower(p.filter))
-	if len(tokens) == 0 {
-		return list
-	}
 	var out []session.Info
 	for _, in := range list {
-		text := strings.ToLower(in.Title() + " " + in.CWD + " " + filepath.Base(in.Path))
-		ok := true
-		for _, t := range tokens {
-			if !strings.Contains(text, t) {
-				ok = false
-				break
-			}
-		}
-		if ok {
+		if matchesWords(in.Title()+" "+in.CWD+" "+filepath.Base(in.Path), p.filter) {
 			out = append(out, in)
 		}
 	}

@@ -21,6 +21,18 @@ type listEntry struct {
 	value       any
 }
 
+// matchesWords reports whether text holds every word of query, ignoring
+// case: how the selectors, the tree and the picker search.
+func matchesWords(text, query string) bool {
+	text = strings.ToLower(text)
+	for _, w := range strings.Fields(strings.ToLower(query)) {
+		if !strings.Contains(text, w) {
+			return false
+		}
+	}
+	return true
+}
+
 // list is a selector over a few choices: Up and Down move, Enter picks,
 // Escape cancels, typing filters (when typeToFilter).
 type list struct {
@@ -50,18 +62,9 @@ func (l *list) visible() []listEntry {
 	if l.filter == "" {
 		return l.entries
 	}
-	tokens := strings.Fields(strings.ToLower(l.filter))
 	var out []listEntry
 	for _, e := range l.entries {
-		text := strings.ToLower(e.label + " " + e.note)
-		ok := true
-		for _, t := range tokens {
-			if !strings.Contains(text, t) {
-				ok = false
-				break
-			}
-		}
-		if ok {
+		if matchesWords(e.label+" "+e.note, l.filter) {
 			out = append(out, e)
 		}
 	}

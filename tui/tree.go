@@ -233,12 +233,7 @@ func (t *treeSelector) shown(n *treeNode) bool {
 	if !ok {
 		return false
 	}
-	for _, tok := range strings.Fields(strings.ToLower(t.search)) {
-		if !strings.Contains(n.search, tok) {
-			return false
-		}
-	}
-	return true
+	return matchesWords(n.search, t.search)
 }
 
 // layout computes the visible rows: hidden entries pass their children to
