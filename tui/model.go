@@ -35,6 +35,10 @@ type Model struct {
 	items    []item
 	printed  int
 	printing bool
+	// pending are the pieces of text waiting to be printed, in order.
+	pending []printPiece
+	// liveLines is the height of the live area as last drawn.
+	liveLines int
 	// repaint asks for the scrollback to be cleared and the transcript
 	// printed again (a new width, Ctrl-O, Ctrl-T, another session).
 	repaint bool
@@ -272,10 +276,43 @@ func (m *Model) newView() *view {
 // scrollback, in order: one print at a time, the next when the terminal
 // has it. A status line stays live while it is the last item, so that the
 // next status can replace it.
+//
+// A print taller than the room above the live area would scroll the live
+// area itself into the scrollback (the renderer makes room by scrolling
+// the whole screen), so the text goes out in pieces that fit.
 func (m *Model) flush() tea.Cmd {
 	if m.printing || !m.started {
 		return nil
 	}
+	if m.repaint {
+		m.pending = nil // all of it is printed again
+	}
+	if len(m.pending) == 0 {
+		m.collect()
+	}
+	if len(m.pending) == 0 {
+		return nil
+	}
+	piece := m.pending[0]
+	m.pending = m.pending[1:]
+	m.printing = true
+	cmds := []tea.Cmd{tea.Println(piece.text)}
+	if piece.clear {
+		cmds = append(cmds, tea.ClearScreen)
+	}
+	cmds = append(cmds, func() tea.Msg { return printedMsg{} })
+	return tea.Sequence(cmds...)
+}
+
+// printPiece is a part of the transcript on its way to the scrollback;
+// clear erases the screen and the scrollback first.
+type printPiece struct {
+	text  string
+	clear bool
+}
+
+// collect renders the items ready for the scrollback into pieces.
+func (m *Model) collect() {
 	start := m.printed
 	if m.repaint {
 		start = 0
@@ -288,7 +325,7 @@ func (m *Model) flush() tea.Cmd {
 		end++
 	}
 	if end == start && !m.repaint {
-		return nil
+		return
 	}
 	v := m.newView()
 	var chunks []string
@@ -300,26 +337,26 @@ func (m *Model) flush() tea.Cmd {
 			chunks = append(chunks, s)
 		}
 	}
-	text := strings.Join(chunks, "\n")
-	cmds := []tea.Cmd{}
-	if m.repaint {
-		// Erase the screen and the scrollback, then print everything
-		// again from the top; the renderer redraws the live area below.
-		text = "\x1b[H\x1b[2J\x1b[3J" + text
-		m.repaint = false
-		m.printed = end
-		m.printing = true
-		cmds = append(cmds, tea.Println(text), tea.ClearScreen)
-	} else {
-		m.printed = end
-		if text == "" {
-			return nil
-		}
-		m.printing = true
-		cmds = append(cmds, tea.Println(text))
+	m.printed = end
+	lines := strings.Split(strings.Join(chunks, "\n"), "\n")
+	clear := m.repaint
+	m.repaint = false
+	if len(chunks) == 0 && !clear {
+		return
 	}
-	cmds = append(cmds, func() tea.Msg { return printedMsg{} })
-	return tea.Sequence(cmds...)
+	room := max(m.height-m.liveLines-2, 1)
+	for len(lines) > 0 {
+		n := min(room, len(lines))
+		text := strings.Join(lines[:n], "\n")
+		lines = lines[n:]
+		if clear {
+			// Erase the screen and the scrollback, then print everything
+			// again from the top; the renderer redraws the live area below.
+			text = "\x1b[H\x1b[2J\x1b[3J" + text
+		}
+		m.pending = append(m.pending, printPiece{text: text, clear: clear})
+		clear = false
+	}
 }
 
 // View draws the live area: the items still changing, the queued messages,
@@ -332,27 +369,40 @@ func (m *Model) View() tea.View {
 			parts = append(parts, s)
 		}
 	}
-	live := strings.Join(parts, "\n\n")
-	var b strings.Builder
-	if live != "" {
-		b.WriteString(live + "\n")
-	}
+	var below strings.Builder
 	if q := m.queueLines(v); q != "" {
-		b.WriteString("\n" + q + "\n")
+		below.WriteString("\n" + q + "\n")
 	}
-	b.WriteString("\n")
+	below.WriteString("\n")
 	if m.overlay != nil {
-		b.WriteString(m.overlay.render(m, v) + "\n")
+		below.WriteString(m.overlay.render(m, v) + "\n")
 	} else {
-		label := m.indicator()
 		rule := m.st.rule
 		if strings.HasPrefix(m.editor.value(), "!") {
 			rule = m.st.warning
 		}
-		b.WriteString(m.editor.render(v, label, rule) + "\n")
+		below.WriteString(m.editor.render(v, m.indicator(), rule) + "\n")
 	}
-	b.WriteString(m.footer.render(v))
-	out := tea.NewView(b.String())
+	below.WriteString(m.footer.render(v))
+	// The live area never grows past the screen: what changes there (a
+	// reply being streamed) shows its end, and reaches the scrollback whole
+	// once it is finished. A taller frame would push copies of itself into
+	// the scrollback.
+	live := strings.Join(parts, "\n\n")
+	if live != "" {
+		room := m.height - strings.Count(below.String(), "\n") - 2
+		lines := strings.Split(live, "\n")
+		if len(lines) > room {
+			lines = lines[len(lines)-max(room, 0):]
+		}
+		live = strings.Join(lines, "\n")
+	}
+	content := below.String()
+	if live != "" {
+		content = live + "\n" + content
+	}
+	m.liveLines = strings.Count(content, "\n") + 1
+	out := tea.NewView(content)
 	out.WindowTitle = "prime"
 	return out
 }
