@@ -60,6 +60,22 @@ func parseCommand(text string) (name, args string, ok bool) {
 	return "", "", false
 }
 
+// unknownCommand returns the first word when the text looks like a command
+// that does not exist ("/frobnicate"): a slash and letters, no other slash
+// (a path such as /usr/bin is a message).
+func unknownCommand(text string) string {
+	word, _, _ := strings.Cut(strings.Fields(text+" ")[0], "\n")
+	if len(word) < 2 || word[0] != '/' {
+		return ""
+	}
+	for _, r := range word[1:] {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '-' || r == '_' || r >= '0' && r <= '9') {
+			return ""
+		}
+	}
+	return word
+}
+
 // command runs a slash command.
 func (m *Model) command(name, args string) tea.Cmd {
 	switch name {

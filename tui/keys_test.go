@@ -279,3 +279,79 @@ func TestCompletion(t *testing.T) {
 	f := h.waitFor("the completed file", func(f string) bool { return strings.HasPrefix(editorLine(f), "read @notes.md") })
 	_ = f
 }
+
+func TestLongReplyLeavesCleanScrollback(t *testing.T) {
+	h := newHarness(t, setup{})
+	var b strings.Builder
+	for i := 1; i <= 60; i++ {
+		b.WriteString("Paragraph " + itoa(i) + ".\n\n")
+	}
+	h.srv.Reply(llmtest.Text(b.String()), llmtest.Usage(100, 200))
+	h.waitText("v0.0.0-test")
+	h.send("write a lot")
+	f := h.waitIdle("Paragraph 60.")
+	rule := strings.Repeat("─", termWidth)
+	if n := strings.Count(f, rule); n != 2 {
+		t.Errorf("the editor's rules appear %d times in scrollback and screen, want 2 (a copy of the live area reached the scrollback):\n%s", n, f)
+	}
+	if strings.Contains(f, "working…") {
+		t.Errorf("an old frame of the live area is in the scrollback:\n%s", f)
+	}
+	for i := 1; i <= 60; i++ {
+		if n := strings.Count(f, "Paragraph "+itoa(i)+".\n"); n != 1 {
+			t.Fatalf("paragraph %d appears %d times:\n%s", i, n, f)
+		}
+	}
+}
+
+func TestUnknownCommand(t *testing.T) {
+	h := newHarness(t, setup{})
+	h.waitText("v0.0.0-test")
+	h.send("/frobnicate now")
+	h.waitText("Unknown command /frobnicate")
+	if n := len(h.srv.Requests()); n != 0 {
+		t.Errorf("an unknown command reached the model (%d requests)", n)
+	}
+}
+
+func TestBranchSummaryCancelled(t *testing.T) {
+	h := newHarness(t, setup{settings: compactSettings})
+	twoTurns(h)
+	before := readFile(t, h.file)
+	asked, release := make(chan struct{}), make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	h.srv.Handle(func(r *llmtest.Request) llmtest.Reply {
+		close(asked)
+		<-release
+		return llmtest.Stream(llmtest.Text("never used"))
+	})
+	h.send("/tree")
+	h.waitText("Session Tree")
+	h.navigateTo("user: where is the parser?")
+	h.enter()
+	h.waitText("Summarize branch?")
+	h.key(tea.KeyDown)
+	h.enter()
+	h.waitText("summarizing branch… (escape to cancel)")
+	<-asked
+	h.key(tea.KeyEscape)
+	f := h.waitText("Branch summarization cancelled", "Session Tree", "› • user: where is the parser?")
+	_ = f
+	if after := readFile(t, h.file); after != before {
+		t.Error("a cancelled branch summary changed the session file")
+	}
+	// Escape on the reopened tree closes it; the conversation is where it was.
+	h.key(tea.KeyEscape)
+	h.waitFor("the tree closed", func(f string) bool { return !strings.Contains(f, "Session Tree") })
+	var leafText string
+	h.ag.View(func(s *session.Session) {
+		if m, err := s.Leaf().Message(); err == nil {
+			if a, ok := m.(*llm.AssistantMessage); ok {
+				leafText = a.Text()
+			}
+		}
+	})
+	if leafText != "Noted: the lexer is next." {
+		t.Errorf("the leaf moved to %q", leafText)
+	}
+}

@@ -510,6 +510,13 @@ func (m *Model) submit(text string, behavior agent.Behavior) tea.Cmd {
 	if name, args, ok := parseCommand(trimmed); ok {
 		return m.command(name, args)
 	}
+	if w := unknownCommand(trimmed); w != "" {
+		m.warn("Unknown command " + w + ": type / to see the commands")
+		if m.editor.value() == "" {
+			m.editor.setValue(text)
+		}
+		return nil
+	}
 	if cmd, ok := strings.CutPrefix(trimmed, "!!"); ok {
 		return m.runBash(strings.TrimSpace(cmd), true)
 	}
