@@ -64,7 +64,7 @@ func parseCommand(text string) (name, args string, ok bool) {
 // that does not exist ("/frobnicate"): a slash and letters, no other slash
 // (a path such as /usr/bin is a message).
 func unknownCommand(text string) string {
-	word, _, _ := strings.Cut(strings.Fields(text+" ")[0], "\n")
+	word, _, _ := strings.Cut(strings.Fields(text + " ")[0], "\n")
 	if len(word) < 2 || word[0] != '/' {
 		return ""
 	}
