@@ -302,6 +302,16 @@ func TestLongReplyLeavesCleanScrollback(t *testing.T) {
 			t.Fatalf("paragraph %d appears %d times:\n%s", i, n, f)
 		}
 	}
+	// The same transcript, printed at startup when the session is resumed.
+	h.ag.Close()
+	h2 := newHarness(t, setup{session: h.file})
+	f = h2.waitText("Paragraph 60.", "claude-test")
+	if n := strings.Count(f, rule); n != 2 {
+		t.Errorf("resumed: the editor's rules appear %d times, want 2:\n%s", n, f)
+	}
+	if !strings.Contains(f, "Paragraph 1.\n\nParagraph 2.\n") || strings.Count(f, "Paragraph 30.\n") != 1 {
+		t.Errorf("resumed transcript:\n%s", f)
+	}
 }
 
 func TestUnknownCommand(t *testing.T) {

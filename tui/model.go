@@ -311,12 +311,10 @@ type printPiece struct {
 	clear bool
 }
 
-// collect renders the items ready for the scrollback into pieces.
-func (m *Model) collect() {
-	start := m.printed
-	if m.repaint {
-		start = 0
-	}
+// printable returns the end of the run of items from start that are ready
+// for the scrollback: finished, except a status line that is the last item
+// (the next status may replace it).
+func (m *Model) printable(start int) int {
 	end := start
 	for end < len(m.items) && m.items[end].finished() {
 		if n, ok := m.items[end].(*noticeItem); ok && n.level == agent.NoticeInfo && end == len(m.items)-1 && !m.repaint {
@@ -324,6 +322,16 @@ func (m *Model) collect() {
 		}
 		end++
 	}
+	return end
+}
+
+// collect renders the items ready for the scrollback into pieces.
+func (m *Model) collect() {
+	start := m.printed
+	if m.repaint {
+		start = 0
+	}
+	end := m.printable(start)
 	if end == start && !m.repaint {
 		return
 	}
@@ -364,7 +372,9 @@ func (m *Model) collect() {
 func (m *Model) View() tea.View {
 	v := m.newView()
 	var parts []string
-	for _, it := range m.items[min(m.printed, len(m.items)):] {
+	// Items about to be printed are not drawn here too: a frame holding
+	// them would be scrolled into the scrollback by their print.
+	for _, it := range m.items[m.printable(min(m.printed, len(m.items))):] {
 		if s := it.render(v); s != "" {
 			parts = append(parts, s)
 		}
