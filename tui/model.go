@@ -409,6 +409,9 @@ func (m *Model) View() tea.View {
 	}
 	content := below.String()
 	if live != "" {
+		if m.printed > 0 {
+			live = "\n" + live // the blank line the print will have
+		}
 		content = live + "\n" + content
 	}
 	m.liveLines = strings.Count(content, "\n") + 1
