@@ -117,20 +117,19 @@ func (m *Model) command(name, args string) tea.Cmd {
 	case "fork":
 		return m.openFork()
 	case "clone":
+		var empty bool
+		m.ag.View(func(s *session.Session) { empty = s.LeafID() == "" })
+		if empty {
+			m.warn("Nothing to clone yet")
+			return nil
+		}
 		ag := m.ag
 		return m.call(func() resultMsg {
 			_, err := ag.Clone()
-			return func(m *Model) tea.Cmd {
-				switch {
-				case errors.Is(err, agent.ErrNotSaved):
-					m.warn("Nothing to clone yet")
-				case err != nil:
-					m.fail(err.Error())
-				default:
-					m.status("Cloned to new session")
-				}
-				return nil
+			if errors.Is(err, agent.ErrNotSaved) {
+				return func(m *Model) tea.Cmd { m.warn(err.Error()); return nil }
 			}
+			return report(err, func(*Model) string { return "Cloned to new session" })
 		})
 	case "copy":
 		text, ok := m.ag.LastAssistantText()

@@ -365,3 +365,98 @@ func TestBranchSummaryCancelled(t *testing.T) {
 		t.Errorf("the leaf moved to %q", leafText)
 	}
 }
+
+func TestCompactionFailure(t *testing.T) {
+	// The summarizer named in the settings does not exist: the compaction
+	// fails before anything is asked (a model that fails falls back to
+	// the summary built by code instead).
+	h := newHarness(t, setup{settings: `{"retry": {"enabled": false}, "compaction": {"keepRecentTokens": 10, "model": "anthropic/no-such-model"}}`})
+	twoTurns(h)
+	h.send("/compact")
+	f := h.waitIdle("Compaction failed")
+	if !strings.Contains(f, "Error: Compaction failed") || !strings.Contains(f, "no-such-model") {
+		t.Errorf("a failed compaction:\n%s", f)
+	}
+	if strings.Contains(f, "[compaction]") {
+		t.Errorf("a failed compaction shows a block:\n%s", f)
+	}
+}
+
+func TestPasteAndDoubleEscape(t *testing.T) {
+	h := newHarness(t, setup{})
+	h.srv.Reply(llmtest.Text("Got both lines."), llmtest.Usage(100, 10))
+	h.waitText("v0.0.0-test")
+	h.tm.Send(tea.PasteMsg{Content: "first pasted line\nsecond pasted line"})
+	h.waitText("first pasted line\nsecond pasted line")
+	h.enter()
+	h.waitIdle("Got both lines.")
+	var sent string
+	h.ag.View(func(s *session.Session) {
+		for _, e := range s.LeafPath() {
+			if m, err := e.Message(); err == nil {
+				if u, ok := m.(*llm.UserMessage); ok {
+					sent = userText(u.Content)
+				}
+			}
+		}
+	})
+	if sent != "first pasted line\nsecond pasted line" {
+		t.Errorf("sent %q", sent)
+	}
+	// Escape twice on an empty editor opens the tree.
+	h.key(tea.KeyEscape)
+	h.key(tea.KeyEscape)
+	h.waitText("Session Tree", "› • assistant: Got both lines. ← you are here")
+	h.key(tea.KeyEnter)
+	h.waitText("Already at this point")
+}
+
+func TestResumeAndCloneCommands(t *testing.T) {
+	h := newHarness(t, setup{})
+	h.srv.Reply(llmtest.Text("First session's answer."), llmtest.Usage(100, 10))
+	h.waitText("v0.0.0-test")
+	h.send("/clone")
+	h.waitText("Nothing to clone yet")
+	h.send("remember the first session")
+	h.waitIdle("First session's answer.")
+	first := h.ag.State().SessionFile
+	h.send("/clone")
+	h.waitText("Cloned to new session")
+	if h.ag.State().SessionFile == first {
+		t.Fatal("/clone did not change the session")
+	}
+	h.send("/new")
+	h.waitText("✓ New session started")
+	// The new session's directory is the first one's: /resume lists them.
+	h.send("/resume")
+	h.waitText("Resume Session (Current Folder)")
+	h.typeText("remember")
+	h.waitText("› remember the first session")
+	h.enter()
+	h.waitText("Resumed", "First session's answer.")
+}
+
+func TestGitBranch(t *testing.T) {
+	repo := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(repo, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(repo, ".git", "HEAD"), "ref: refs/heads/feature/tui\n")
+	sub := filepath.Join(repo, "a", "b")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got := gitBranch(sub); got != "feature/tui" {
+		t.Errorf("branch %q", got)
+	}
+	// A worktree: .git is a file naming the git directory.
+	wt, gitdir := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(gitdir, "HEAD"), "0123456789abcdef0123456789abcdef01234567\n")
+	write(t, filepath.Join(wt, ".git"), "gitdir: "+gitdir+"\n")
+	if got := gitBranch(wt); got != "0123456" {
+		t.Errorf("detached worktree head %q", got)
+	}
+	if got := gitBranch(t.TempDir()); got != "" {
+		t.Errorf("outside a repository: %q", got)
+	}
+}
