@@ -184,10 +184,14 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.width, m.height = msg.Width, msg.Height
 		m.editor.setWidth(m.width)
 	case eventsMsg:
+		dirty := false
 		for _, e := range msg {
 			cmds = append(cmds, m.onEvent(e))
+			dirty = dirty || changesFooter(e)
 		}
-		m.refreshFooter()
+		if dirty {
+			m.refreshFooter()
+		}
 	case printedMsg:
 		m.printing = false
 	case tickMsg:
@@ -269,7 +273,7 @@ func (m *Model) warn(text string)   { m.add(&noticeItem{level: agent.NoticeWarni
 func (m *Model) fail(text string)   { m.add(&noticeItem{level: agent.NoticeError, text: text}) }
 
 func (m *Model) newView() *view {
-	return &view{width: max(m.width, 10), expanded: m.expanded, showThinking: m.showThinking, st: &m.st, md: &m.md, now: m.now}
+	return &view{width: max(m.width, 10), expanded: m.expanded, showThinking: m.showThinking, st: &m.st, md: &m.md, now: m.now, frame: m.frame}
 }
 
 // flush hands the finished items at the head of the live area to the
@@ -476,6 +480,18 @@ func (m *Model) queueLines(v *view) string {
 		lines = append(lines, v.st.dim.Render("↳ alt+up to edit all queued messages"))
 	}
 	return strings.Join(lines, "\n")
+}
+
+// changesFooter reports whether an event can change what the footer
+// shows. The footer's figures cost a pass over the session (the context's
+// estimate, the totals), too much for every streamed delta.
+func changesFooter(e agent.Event) bool {
+	switch e.(type) {
+	case agent.MessageUpdate, agent.ToolUpdate, agent.BashUpdate, *agent.Progress, agent.QueueUpdate,
+		agent.ToolStart, agent.TurnStart, agent.AgentStart:
+		return false
+	}
+	return true
 }
 
 // refreshFooter reads the agent's state for the footer.

@@ -32,6 +32,10 @@ type view struct {
 	st           *styles
 	md           *markdown
 	now          time.Time
+	// frame counts the animation ticks (ten a second while the agent
+	// works): a reply being streamed is rendered again at most once a
+	// frame.
+	frame int
 }
 
 // headerItem is the startup header: the version, the main keys and the
@@ -91,6 +95,11 @@ type assistantItem struct {
 	done  bool
 	stop  llm.StopReason
 	err   string
+	// live caches the rendering of a reply being streamed, for a frame
+	// and a width.
+	live                 string
+	liveFrame, liveWidth int
+	liveSet              bool
 }
 
 func (a *assistantItem) finished() bool { return a.done }
@@ -134,6 +143,19 @@ func (a *assistantItem) finish(m *llm.AssistantMessage) {
 }
 
 func (a *assistantItem) render(v *view) string {
+	if !a.done {
+		// Markdown is parsed again whole for each rendering: while the
+		// reply streams, once a frame is enough.
+		if a.liveSet && a.liveFrame == v.frame && a.liveWidth == v.width {
+			return a.live
+		}
+		a.live, a.liveFrame, a.liveWidth, a.liveSet = a.renderBlocks(v), v.frame, v.width, true
+		return a.live
+	}
+	return a.renderBlocks(v)
+}
+
+func (a *assistantItem) renderBlocks(v *view) string {
 	var parts []string
 	for _, b := range a.blocks {
 		text := strings.TrimSpace(b.text)
