@@ -211,6 +211,8 @@ func TestSessionCommands(t *testing.T) {
 	h.waitIdle("Answer one.")
 	h.send("/session")
 	h.waitText("[session]", "Messages", "Cost")
+	h.send("/hotkeys")
+	h.waitText("Keys", "alt+enter", "/export [file.jsonl]")
 	h.send("/copy")
 	h.waitText("Copied the last reply to the clipboard")
 	h.send("/export out.jsonl")
@@ -254,6 +256,12 @@ func TestModelSelector(t *testing.T) {
 	}
 	h.enter()
 	h.waitText("Model: claude-test")
+	// The provider's key in models.json serves its built-in models too:
+	// Ctrl-P moves to the next of them.
+	h.key('p', tea.ModCtrl)
+	h.waitText("Switched to ")
+	h.send("/model anthropic/claude-test")
+	h.waitText("Model: claude-test", "claude-test • medium")
 	h.key(tea.KeyTab, tea.ModShift)
 	h.waitText("Thinking level: high", "claude-test • high")
 	h.send("/thinking nonsense")
@@ -458,5 +466,35 @@ func TestGitBranch(t *testing.T) {
 	}
 	if got := gitBranch(t.TempDir()); got != "" {
 		t.Errorf("outside a repository: %q", got)
+	}
+}
+
+func TestTreeLabels(t *testing.T) {
+	h := newHarness(t, setup{settings: compactSettings})
+	twoTurns(h)
+	h.send("/tree")
+	h.waitText("Session Tree")
+	h.navigateTo("user: where is the parser?")
+	h.tm.Send(tea.KeyPressMsg{Code: 'l', ShiftedCode: 'L', Text: "L", Mod: tea.ModShift})
+	h.waitText("Label for this entry (empty removes it)")
+	h.typeText("milestone")
+	h.enter()
+	f := h.waitText("[milestone] user: where is the parser?")
+	if !strings.Contains(f, "› • [milestone] user: where is the parser?") {
+		t.Errorf("the labeled entry is not selected:\n%s", f)
+	}
+	// Ctrl-L filters to labeled entries.
+	h.key('l', tea.ModCtrl)
+	h.waitText("(1/1) [labeled]")
+	var label string
+	h.ag.View(func(s *session.Session) {
+		for _, e := range s.Entries() {
+			if l := s.Label(e.ID); l != "" {
+				label = l
+			}
+		}
+	})
+	if label != "milestone" {
+		t.Errorf("the session's label is %q", label)
 	}
 }
