@@ -104,8 +104,7 @@ func newHarness(t *testing.T, s setup) *harness {
 	// says ~/001 whatever the directory's name.
 	model := New(ctx, h.ag, Options{Version: "v0.0.0-test", Settings: st, CWD: h.cwd, Home: filepath.Dir(h.cwd), Prompts: s.prompts})
 	h.tm = teatest.NewTestModel(t, model, teatest.WithInitialTermSize(termWidth, termHeight))
-	h.emu = vt.NewSafeEmulator(termWidth, termHeight)
-	go io.Copy(io.Discard, h.emu) // the emulator's answers to queries
+	h.emu = newEmulator(t)
 	done := make(chan struct{})
 	go func() { defer close(done); ev.Attach(ctx, h.tm.Send) }()
 	t.Cleanup(func() {
@@ -113,9 +112,24 @@ func newHarness(t *testing.T, s setup) *harness {
 		h.tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
 		cancel()
 		<-done
-		h.emu.Close()
 	})
 	return h
+}
+
+// newEmulator returns a terminal emulator whose answers to the program's
+// queries are read and dropped until the test ends. (The pipe is closed
+// directly: the emulator's Close races with its Read.)
+func newEmulator(t *testing.T) *vt.SafeEmulator {
+	emu := vt.NewSafeEmulator(termWidth, termHeight)
+	done := make(chan struct{})
+	go func() { defer close(done); io.Copy(io.Discard, emu) }()
+	t.Cleanup(func() {
+		if pw, ok := emu.InputPipe().(*io.PipeWriter); ok {
+			pw.Close()
+			<-done
+		}
+	})
+	return emu
 }
 
 func cmpOr(a, b string) string {

@@ -2,7 +2,6 @@ package tui
 
 import (
 	"context"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,7 +10,6 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/exp/teatest/v2"
-	"github.com/charmbracelet/x/vt"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/prime-agent/prime/llm"
@@ -326,9 +324,7 @@ func TestSessionPicker(t *testing.T) {
 
 	pm := &pickerModel{p: &picker{dir: here, root: root, now: now}, st: newStyles(), width: termWidth, height: termHeight}
 	tm := teatest.NewTestModel(t, pm, teatest.WithInitialTermSize(termWidth, termHeight))
-	h := &harness{t: t, tm: tm, emu: vt.NewSafeEmulator(termWidth, termHeight)}
-	go io.Copy(io.Discard, h.emu)
-	t.Cleanup(func() { h.emu.Close() })
+	h := &harness{t: t, tm: tm, emu: newEmulator(t)}
 
 	frameGolden(t, "current-folder", h.waitText("Resume Session (Current Folder)", "auth refactor"))
 	h.key(tea.KeyTab)
