@@ -276,9 +276,17 @@ var keyHelp = [][2]string{
 // hotkeysText renders the key list.
 func hotkeysText(v *view) string {
 	var b strings.Builder
+	row := func(name, text string) {
+		const col = 27
+		lines := strings.Split(wrap(text, max(v.width-col, 10)), "\n")
+		b.WriteString("\n  " + v.st.accent.Render(padRight(name, col-3)) + " " + lines[0])
+		for _, l := range lines[1:] {
+			b.WriteString("\n" + strings.Repeat(" ", col) + l)
+		}
+	}
 	b.WriteString(v.st.bold.Render("Keys"))
 	for _, k := range keyHelp {
-		b.WriteString("\n  " + v.st.accent.Render(padRight(k[0], 24)) + " " + truncate(k[1], max(v.width-27, 10)))
+		row(k[0], k[1])
 	}
 	b.WriteString("\n" + v.st.bold.Render("Commands"))
 	for _, c := range slashCommands {
@@ -286,7 +294,7 @@ func hotkeysText(v *view) string {
 		if c.usage != "" {
 			name += " " + c.usage
 		}
-		b.WriteString("\n  " + v.st.accent.Render(padRight(name, 24)) + " " + truncate(c.summary, max(v.width-27, 10)))
+		row(name, c.summary)
 	}
 	return b.String()
 }
