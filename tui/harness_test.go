@@ -55,6 +55,7 @@ type setup struct {
 	settings string // settings.json in the agent directory
 	session  string // an existing session file to open
 	tools    []tool.Tool
+	builtins bool     // also Prime's own tools, working in the harness's directory
 	prompts  []string // Options.Prompts
 }
 
@@ -92,10 +93,14 @@ func newHarness(t *testing.T, s setup) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
+	tools := s.tools
+	if s.builtins {
+		tools = append(tools, tool.Builtins(tool.Env{CWD: h.cwd})...)
+	}
 	ev := NewEvents()
 	h.ag = agent.New(sess, agent.Config{
 		Settings: st, AgentDir: h.agent, Getenv: func(string) string { return "" }, Events: ev.Send,
-		Model: m.Provider + "/" + m.ID, Tools: s.tools, CWD: h.cwd, NoContextFiles: true,
+		Model: m.Provider + "/" + m.ID, Tools: tools, CWD: h.cwd, NoContextFiles: true,
 		Now: func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) },
 	})
 	t.Cleanup(func() { h.ag.Abort(); h.ag.Close() })

@@ -77,29 +77,24 @@ func TestStreamedReplyWithToolCall(t *testing.T) {
 }
 
 func TestEditDiffAndErrors(t *testing.T) {
-	h := newHarness(t, setup{})
-	dir := h.cwd
-	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n\nfunc main() {\n\tprintln(\"hi\")\n}\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	tools := tool.Builtins(tool.Env{CWD: dir})
-	h2 := newHarness(t, setup{tools: tools})
-	_ = h
-	h2.cwd = dir
-	h2.srv.Reply(llmtest.ToolCall("e1", "edit", `{"path":"`+filepath.Join(dir, "main.go")+`","edits":[{"oldText":"println(\"hi\")","newText":"println(\"hello\")"}]}`), llmtest.Usage(100, 10))
-	h2.srv.Reply(llmtest.ToolCall("e2", "read", `{"path":"`+filepath.Join(dir, "missing.go")+`"}`), llmtest.Usage(120, 10))
-	h2.srv.Reply(llmtest.ErrorEvent("overloaded_error", "Overloaded"))
-	h2.waitText("v0.0.0-test")
-	h2.send("say hello")
-	f := h2.waitIdle("Error:")
-	for _, want := range []string{"edit " + filepath.Join(dir, "main.go"), "-4", "+4", "println(\"hello\")", "read " + filepath.Join(dir, "missing.go"), "Overloaded"} {
+	h := newHarness(t, setup{builtins: true})
+	main := filepath.Join(h.cwd, "main.go")
+	write(t, main, "package main\n\nfunc main() {\n\tprintln(\"hi\")\n}\n")
+	missing := filepath.Join(h.cwd, "missing.go")
+	h.srv.Reply(llmtest.ToolCall("e1", "edit", `{"path":"`+main+`","edits":[{"oldText":"println(\"hi\")","newText":"println(\"hello\")"}]}`), llmtest.Usage(100, 10))
+	h.srv.Reply(llmtest.ToolCall("e2", "read", `{"path":"`+missing+`"}`), llmtest.Usage(120, 10))
+	h.srv.Reply(llmtest.ErrorEvent("overloaded_error", "Overloaded"))
+	h.waitText("v0.0.0-test")
+	h.send("say hello")
+	f := h.waitIdle("Error:")
+	for _, want := range []string{"edit " + main, "-4", "+4", "println(\"hello\")", "read " + missing, "Overloaded"} {
 		if !strings.Contains(f, want) {
 			t.Errorf("the screen lacks %q:\n%s", want, f)
 		}
 	}
 }
 
-// compactionScript is a conversation of two turns, long enough for a
+// twoTurns is a conversation of two turns, long enough for a
 // compaction to have something to summarize with keepRecentTokens 10.
 func twoTurns(h *harness) {
 	h.srv.Reply(llmtest.Text("The parser lives in parse.go."), llmtest.Usage(900, 20))
