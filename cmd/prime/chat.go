@@ -202,7 +202,7 @@ func runChat(ctx context.Context, a *app, args []string) int {
 		return a.fail("prime", usageErrorf("--mode rpc is not available in this build yet"))
 	}
 	if !f.print && f.mode == "" && a.terminal() {
-		return a.fail("prime", usageErrorf("the interactive terminal UI is not in this build yet; use -p MESSAGE (print mode)"))
+		return runTUI(ctx, a, f)
 	}
 	ch, err := openChat(ctx, a, f)
 	if err != nil {
@@ -345,6 +345,7 @@ func chooseSession(a *app, f *chatFlags, st *settings.Settings, cwd string) (*se
 		}
 		fmt.Fprintln(a.stderr, "prime: no session to continue in this directory; starting a new one")
 	case f.resume:
+		// On a terminal runTUI asks which session first (tui.go).
 		return nil, usageErrorf("--resume needs the interactive terminal UI; use --continue or --session FILE")
 	}
 	return session.CreateIn(dir, opts)
