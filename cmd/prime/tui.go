@@ -31,9 +31,12 @@ func runTUI(ctx context.Context, a *app, f *chatFlags) int {
 		return a.fail("prime", err)
 	}
 	defer ch.close()
-	first, rest, err := ch.initialPrompt(f)
+	first, images, rest, err := ch.initialPrompt(f)
 	if err != nil {
 		return a.fail("prime", err)
+	}
+	if len(images) > 0 {
+		fmt.Fprintln(a.stderr, "prime: warning: images given as @files are sent in print mode only; paste their paths in the editor instead")
 	}
 	var prompts []string
 	if first != "" {
