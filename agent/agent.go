@@ -77,8 +77,9 @@ type Config struct {
 	NoContextFiles bool
 	// DiscoverLocal lets the agent look for a local model server (Ollama
 	// on 127.0.0.1:11434, llama.cpp on 127.0.0.1:8080) when no model is
-	// configured and no key is set.
+	// configured and no key is set. LocalServers replaces that list.
 	DiscoverLocal bool
+	LocalServers  []registry.LocalServer
 	// Now is the clock for new messages; nil means time.Now.
 	Now func() time.Time
 }
@@ -488,15 +489,4 @@ func (a *Agent) progress(op Op) func(compaction.Progress) {
 		}
 		a.emit(e)
 	}
-}
-
-// estimateAll is the size of a context by chars/4 alone, for a context that
-// just got a new compaction: every usage on its path measured a context
-// that no longer exists.
-func estimateAll(msgs []session.Message) int {
-	n := 0
-	for _, m := range msgs {
-		n += session.EstimateTokens(m)
-	}
-	return n
 }

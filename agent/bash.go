@@ -86,10 +86,23 @@ func (a *Agent) flushHeldBash() {
 	a.mu.Lock()
 	held := a.conv.heldBash
 	a.conv.heldBash = nil
+	a.mu.Unlock()
+	ps := make([]session.Payload, len(held))
+	for i, rec := range held {
+		ps[i] = &session.MessageEntry{Message: rec}
+	}
+	a.appendEntries(ps, "a command you ran could not be recorded in the session")
+}
+
+// appendEntries appends entries at the leaf for the agent's bookkeeping and
+// tells the front ends (EntryAppended); a failure stops there and is a
+// Notice that starts with failure.
+func (a *Agent) appendEntries(ps []session.Payload, failure string) {
+	a.mu.Lock()
 	var appended []*session.Entry
 	var failed error
-	for _, rec := range held {
-		e, err := a.appendLocked(&session.MessageEntry{Message: rec})
+	for _, p := range ps {
+		e, err := a.appendLocked(p)
 		if err != nil {
 			failed = err
 			break
@@ -101,6 +114,6 @@ func (a *Agent) flushHeldBash() {
 		a.emit(EntryAppended{Entry: e})
 	}
 	if failed != nil {
-		a.notice(NoticeError, fmt.Sprintf("a command you ran could not be recorded in the session: %v", failed))
+		a.notice(NoticeError, fmt.Sprintf("%s: %v", failure, failed))
 	}
 }

@@ -193,23 +193,12 @@ func (a *Agent) setCompacting(on bool) {
 func (a *Agent) omitLastReply() {
 	a.mu.Lock()
 	targets := lastReplyEntries(a.s.LeafPath())
-	var appended []*session.Entry
-	var failed error
-	for _, id := range targets {
-		e, err := a.appendLocked(&session.ContextEditEntry{TargetID: id})
-		if err != nil {
-			failed = err
-			break
-		}
-		appended = append(appended, e)
-	}
 	a.mu.Unlock()
-	for _, e := range appended {
-		a.emit(EntryAppended{Entry: e})
+	ps := make([]session.Payload, len(targets))
+	for i, id := range targets {
+		ps[i] = &session.ContextEditEntry{TargetID: id}
 	}
-	if failed != nil {
-		a.notice(NoticeError, fmt.Sprintf("could not hide the failed reply from the model: %v", failed))
-	}
+	a.appendEntries(ps, "could not hide the failed reply from the model")
 }
 
 // lastReplyEntries returns the ids of the last assistant reply on path and of

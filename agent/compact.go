@@ -56,6 +56,9 @@ type CompactionPlan struct {
 	WillRetry bool
 
 	reg *registry.Registry
+	// system is the system state in force at the leaf, which the
+	// compaction entry carries (pi 1.6's appendCompaction).
+	system *session.SystemMessage
 	// announced is set when CompactionStart was emitted before the plan
 	// was made (a manual compaction, as pi announces it).
 	announced bool
@@ -78,10 +81,12 @@ type CompactionResult struct {
 	// summarize, in order.
 	TransformedBy []string
 	// TokensBefore is the context size the compaction replaced;
-	// TokensAfter the size of the context rebuilt after it (by chars/4:
-	// every usage on the path measured the context before).
+	// TokensAfter the size of the context rebuilt after it
+	// (session.Context.EstimateNext: by chars/4, since every usage on the
+	// path measured the context before).
 	TokensBefore, TokensAfter int
-	// Context is what the model sees at the new leaf: the summary first.
+	// Context is what the model sees at the new leaf: the system state and
+	// the summary first.
 	Context session.Context
 	// Migrated reports that the file was in an older format version and
 	// was rewritten as version 3 (the original kept as FILE.bak) to append
@@ -172,15 +177,17 @@ func (a *Agent) PlanCompaction(ctx context.Context, req CompactRequest) (*Compac
 		Reason: reason, LeafID: leaf, Instructions: strings.TrimSpace(req.Instructions),
 		Preparation: prep, Path: path, ThinkingLevel: sctx.ThinkingLevel, SessionModel: sctx.Model,
 		Summarizer: sum, ContextWindow: win.tokens, ContextWindowSource: win.source,
-		Threshold: win.tokens - settings.ReserveTokens, reg: reg,
+		Threshold: win.tokens - settings.ReserveTokens, reg: reg, system: sctx.System(),
 	}, nil
 }
 
 // RunCompaction makes the compaction a plan describes and appends it: one
 // compaction entry, a child of the plan's leaf (session.AppendAt), with the
 // summary, the first kept entry, tokensBefore, the file lists (and, when code
-// built the summary, why) in details, the user's instructions and the
-// summary requests' usage. Then the context is rebuilt from the new leaf.
+// built the summary, why) in details, the user's instructions, the summary
+// requests' usage, and the system state in force at the leaf (pi 1.6's
+// systemMessage, also for a compaction a hook supplied). Then the context is
+// rebuilt from the new leaf.
 //
 // The steps, with the extension hooks of [Config].Hooks:
 //
@@ -233,6 +240,7 @@ func (a *Agent) RunCompaction(ctx context.Context, plan *CompactionPlan) (res *C
 	d, err := hooks.BeforeCompact(ctx, &hook.BeforeCompactEvent{
 		Preparation: plan.Preparation, BranchEntries: plan.Path, CustomInstructions: plan.Instructions,
 		Reason: hook.Reason(plan.Reason), WillRetry: plan.WillRetry,
+		Transcript: compactTranscript(hooks, plan),
 	})
 	if d != nil {
 		a.hookReports(d.Reports)
@@ -266,6 +274,13 @@ func (a *Agent) RunCompaction(ctx context.Context, plan *CompactionPlan) (res *C
 		}
 		payload = out.Entry()
 	}
+	if plan.system != nil {
+		// Hook-supplied or not, the entry carries the system state; the
+		// session stamps it with the entry's time.
+		withSystem := *payload
+		withSystem.SystemMessage = plan.system
+		payload = &withSystem
+	}
 
 	entry, err := a.appendAt(ctx, plan.LeafID, payload)
 	if err != nil {
@@ -282,7 +297,7 @@ func (a *Agent) RunCompaction(ctx context.Context, plan *CompactionPlan) (res *C
 		// Not expected: the path decoded when the plan was made.
 		err = fmt.Errorf("compaction %s written, but the context after it cannot be built: %w", entry.ID, err)
 	}
-	res.TokensAfter = estimateAll(res.Context.Messages)
+	res.TokensAfter = res.Context.EstimateNext().Tokens
 	nctx, cancel := notifyContext(ctx)
 	defer cancel()
 	a.hookStart(hooks, hook.EventCompact)

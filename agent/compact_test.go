@@ -12,6 +12,7 @@ import (
 
 	"github.com/prime-agent/prime/agent"
 	"github.com/prime-agent/prime/compaction"
+	"github.com/prime-agent/prime/hook"
 	"github.com/prime-agent/prime/internal/pifixtures"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/llm/llmtest"
@@ -30,6 +31,32 @@ func genFile(t *testing.T, seed uint64) (string, []byte) {
 		t.Fatal(err)
 	}
 	return path, data
+}
+
+// compactOffline loads the session in path with cfg and compacts it by
+// code. The agent is closed when the test ends.
+func compactOffline(t *testing.T, path string, cfg agent.Config) (*agent.Agent, *agent.CompactionResult) {
+	t.Helper()
+	ag, err := agent.Load(path, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ag.Close() })
+	res, err := ag.Compact(t.Context(), agent.CompactRequest{Summarizer: agent.SummarizerChoice{Offline: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ag, res
+}
+
+// genFileOf writes the session o generates to a temporary file.
+func genFileOf(t *testing.T, o sessiongen.Options) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	if err := os.WriteFile(path, sessiongen.Bytes(o), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // checkCompacted checks the file after one compaction: the old bytes are
@@ -69,11 +96,18 @@ func checkCompacted(t *testing.T, path string, before []byte, res *agent.Compact
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, ok := c.Messages[0].(*session.CompactionSummaryMessage)
-	if !ok || first.Summary != ce.Summary {
-		t.Fatalf("context starts with %T, want the new summary", c.Messages[0])
+	msgs := c.Messages
+	if ce.SystemMessage != nil {
+		if msgs[0].Role() != session.RoleSystem {
+			t.Fatalf("context starts with %T, want the compaction's system state", msgs[0])
+		}
+		msgs = msgs[1:]
 	}
-	if res.TokensAfter <= 0 || res.TokensAfter != estimate(c.Messages) {
+	first, ok := msgs[0].(*session.CompactionSummaryMessage)
+	if !ok || first.Summary != ce.Summary {
+		t.Fatalf("context starts with %T, want the new summary", msgs[0])
+	}
+	if res.TokensAfter <= 0 || res.TokensAfter != estimate(c.Messages) || res.TokensAfter != c.EstimateNext().Tokens {
 		t.Errorf("tokens %d → %d", res.TokensBefore, res.TokensAfter)
 	}
 	return s
@@ -164,15 +198,7 @@ func TestCompactAgainstFakes(t *testing.T) {
 func TestCompactOffline(t *testing.T) {
 	path, before := genFile(t, 8)
 	var ev events
-	ag, err := agent.Load(path, config(t.TempDir(), testSettings(t, "compaction.keepRecentTokens", "4000"), &ev))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ag.Close()
-	res, err := ag.Compact(t.Context(), agent.CompactRequest{Summarizer: agent.SummarizerChoice{Offline: true}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ag, res := compactOffline(t, path, config(t.TempDir(), testSettings(t, "compaction.keepRecentTokens", "4000"), &ev))
 	checkCompacted(t, path, before, res)
 	d, ok := compaction.ParseDetails(res.Compaction.Details)
 	if !ok || d.Summarizer != compaction.SummarizerDeterministic || !strings.Contains(d.DeterministicReason, "offline") || res.Compaction.Usage != nil {
@@ -182,7 +208,7 @@ func TestCompactOffline(t *testing.T) {
 		t.Errorf("events %q", k)
 	}
 	// A second compaction right away has nothing to do.
-	_, err = ag.Compact(t.Context(), agent.CompactRequest{Summarizer: agent.SummarizerChoice{Offline: true}})
+	_, err := ag.Compact(t.Context(), agent.CompactRequest{Summarizer: agent.SummarizerChoice{Offline: true}})
 	if !errors.Is(err, compaction.ErrAlreadyCompacted) {
 		t.Errorf("second compaction: %v", err)
 	}
@@ -388,4 +414,91 @@ func TestCompactMigratesOldFile(t *testing.T) {
 	if err != nil || s.FileVersion() != session.CurrentVersion || s.LeafID() != res.Entry.ID {
 		t.Fatalf("reloaded: %v, version %d, leaf %s", err, s.FileVersion(), s.LeafID())
 	}
+}
+
+// TestCompactStoresSystemState: a compaction entry carries the system state
+// in force at its leaf (pi 1.6's systemMessage: the replay of the system
+// message and its patch, stamped with the entry's time), whether the
+// summarizer or a hook wrote the summary; the context after it starts with
+// that state.
+func TestCompactStoresSystemState(t *testing.T) {
+	decl := session.ToolDeclaration{Name: "read", Description: "Read a file.", Parameters: []byte(`{"type":"object","properties":{"path":{"type":"string"}}}`)}
+	write := func(t *testing.T) string {
+		path := filepath.Join(t.TempDir(), "s.jsonl")
+		s, err := session.Create(path, session.Options{CWD: "/tmp"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		msgs := []session.Message{
+			&session.SystemMessage{Sections: []session.SystemSection{{Name: "preamble", Text: "You are Prime."}, {Name: "cwd", Text: "/tmp"}},
+				ToolsAdded: []session.ToolDeclaration{decl}, Timestamp: 1},
+		}
+		for i := range 6 {
+			msgs = append(msgs, userMessage(strings.Repeat("question ", 40)+string(rune('a'+i))),
+				&llm.AssistantMessage{Content: []llm.Content{llm.Text{Text: strings.Repeat("answer ", 40)}}, Provider: "anthropic",
+					Model: "claude-sonnet-4-5", StopReason: llm.StopReasonStop, Usage: llm.Usage{Input: 500, Output: 80, TotalTokens: 580}, Timestamp: 2})
+			if i == 3 {
+				msgs = append(msgs, &session.SystemMessage{Sections: []session.SystemSection{{Name: "cwd", Text: "/tmp/sub"}}, Timestamp: 3})
+			}
+		}
+		for _, m := range msgs {
+			if _, err := s.Append(&session.MessageEntry{Message: m}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return path
+	}
+	check := func(t *testing.T, path string, res *agent.CompactionResult) {
+		t.Helper()
+		s, err := session.Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := s.Leaf().Payload()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sys := p.(*session.CompactionEntry).SystemMessage
+		if sys == nil || sys.Prompt() != "You are Prime.\n\n/tmp/sub" || len(sys.ToolsAdded) != 1 || sys.ToolsAdded[0].Name != "read" ||
+			sys.Timestamp != s.Leaf().Millis() {
+			t.Fatalf("stored system state %+v (entry at %d)", sys, s.Leaf().Millis())
+		}
+		c, err := s.Context("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Messages[0].Role() != session.RoleSystem || c.Messages[1].Role() != session.RoleCompactionSummary || c.System().Prompt() != sys.Prompt() {
+			t.Errorf("context starts %s, %s", c.Messages[0].Role(), c.Messages[1].Role())
+		}
+		if res.TokensAfter != c.EstimateNext().Tokens {
+			t.Errorf("tokens after %d, the next estimate %d", res.TokensAfter, c.EstimateNext().Tokens)
+		}
+	}
+	cfg := func(t *testing.T) agent.Config {
+		return config(t.TempDir(), testSettings(t, "compaction.keepRecentTokens", "200"), nil)
+	}
+	t.Run("summarizer", func(t *testing.T) {
+		path := write(t)
+		_, res := compactOffline(t, path, cfg(t))
+		check(t, path, res)
+	})
+	t.Run("hook", func(t *testing.T) {
+		path := write(t)
+		custom := &hook.Hooks{Name: "custom", BeforeCompact: func(_ context.Context, e *hook.BeforeCompactEvent) (*hook.BeforeCompactResult, error) {
+			return &hook.BeforeCompactResult{Compaction: &hook.CustomCompaction{
+				Summary: "the hook's summary", FirstKeptEntryID: e.Preparation.FirstKeptEntryID, TokensBefore: 999,
+			}}, nil
+		}}
+		ag, err := agent.Load(path, withHooks(cfg(t), custom))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ag.Close()
+		res, err := ag.Compact(t.Context(), agent.CompactRequest{Summarizer: agent.SummarizerChoice{Offline: true}})
+		if err != nil || !res.FromHook {
+			t.Fatalf("%v, from hook %v", err, res != nil && res.FromHook)
+		}
+		check(t, path, res)
+	})
 }

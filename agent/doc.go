@@ -1,29 +1,71 @@
-// Package agent runs the operations of a session that need more than one
-// of Prime's parts: it is the one place that brings together the session
-// file (package session), the compaction engine (compaction), the settings
-// (settings), the models (llm, llm/registry) and the extension hooks
-// (hook), and later the agent loop. The TUI, print mode, RPC mode and the
-// "prime compact" and "prime branch" commands all call the same methods.
+// Package agent runs a session: it is the one place that brings together
+// the session file (package session), the model-tools loop (loop), the
+// compaction engine (compaction), the settings (settings), the models (llm,
+// llm/registry), the tools (tool) and the extension hooks (hook). The TUI,
+// print and JSON modes, RPC mode and the "prime compact" and "prime branch"
+// commands all call the same methods and read the same events, so every
+// front end behaves the same.
 //
-// For now it provides two operations:
+// It provides:
 //
+//   - the conversation ([Agent.Prompt], [Agent.Steer], [Agent.FollowUp],
+//     [Agent.Abort], [Agent.Wait]), with automatic retries and compaction;
 //   - manual compaction ([Agent.Compact], or [Agent.PlanCompaction] for a
 //     dry run followed by [Agent.RunCompaction]);
 //   - tree navigation with an optional summary of the branch left
 //     ([Agent.Navigate], or [Agent.PlanNavigation] and
-//     [Agent.RunNavigation]).
+//     [Agent.RunNavigation]);
+//   - models and thinking levels, sessions (new, switch, fork, clone), the
+//     user's own shell commands ([Agent.RunBash]).
 //
-// While a model works, [Config].Events hears what happens: the operation's
-// start, each summary request, the streamed text, the provider's retries,
-// the smaller requests after a context overflow, the fallback to the
-// summary built by code, the hooks that run and what went wrong with them,
-// and the end.
+// [Config].Events hears everything as it happens, as one typed stream (see
+// [Event]); [MarshalEvent] gives pi's JSON form of each event.
 //
 //	ag, err := agent.Load(path, agent.Config{Settings: st, Events: show})
 //	res, err := ag.Compact(ctx, agent.CompactRequest{Instructions: "focus on the parser"})
 //	// errors.Is(err, compaction.ErrNothingToCompact / ErrAlreadyCompacted): an outcome, not a failure
 //	// errors.Is(err, agent.ErrCancelled): Ctrl-C or a hook's cancel; nothing was written
 //	// errors.As(err, &modelErr): no model, unknown model, or no API key
+//
+// # The conversation
+//
+// A prompt starts a run on a goroutine the agent owns (pi 1.6's agent
+// session over pi's agent-core loop, which is package loop): the compaction
+// check before the prompt, then the system prompt patch if the prompt or the
+// tools changed, the user message, and the loop's turns. Every message is
+// appended to the session the moment it ends (the file itself is created
+// with the first user message), and each request is built from the
+// session's current path: what the model sees is always what the file says.
+// After the run, as pi does: an automatic retry of a transient failure
+// (retry.* settings; the failed reply hidden with a context_edit entry,
+// durably), then the compaction check (overflow and cut-off recovery: hide
+// the reply, compact, send it again, once; a silent overflow compacts; the
+// threshold compacts), then queued messages start another run; then
+// AgentSettled. Between the turns of a run the threshold is checked too, so
+// a long tool loop compacts before its next request.
+//
+// The system prompt lives in the session as pi 1.6 keeps it: a system
+// message with named sections (preamble, tools, rules, addendum,
+// project_context, cwd) and the tools' declarations, and later patches
+// with only what changed; a compaction carries the replayed state. So pi
+// 1.6 reads Prime's files with the same context and the same estimates.
+//
+// Decisions where pi differs or is silent:
+//
+//   - After an abort no further request is sent: no empty aborted reply is
+//     stored after aborting during tools (pi sends one).
+//   - A prompt arriving while the agent works, before the model began
+//     answering the prompt being started, is queued as a follow-up (pi can
+//     lose it); once the model answers, a prompt needs steer or followUp
+//     (else ErrBusy). Steer and follow-up while idle are prompts.
+//   - A reply is stale for the compaction checks when a compaction follows
+//     it on the path (pi compares timestamps, which two events within one
+//     millisecond defeat).
+//   - A reply cut off by the output limit with its output below the model's
+//     limit is recovered as an overflow (llm.LengthStopOverflow); one that
+//     used the whole limit is not.
+//   - A message that cannot be stored stops the run with a Notice: going on
+//     would lose the conversation.
 //
 // # Compaction
 //
@@ -47,10 +89,11 @@
 // an offline request none is needed.
 //
 // The compaction entry is appended as a child of the leaf it was prepared
-// for (session.AppendAt), with the user's instructions (trimmed) and the
-// requests' usage. TokensAfter is the rebuilt context's size by chars/4
-// alone: the usage of every assistant message on the path measured the
-// context before the compaction.
+// for (session.AppendAt), with the user's instructions (trimmed), the
+// requests' usage and the system state in force at the leaf (its
+// systemMessage, stamped with the entry's time). TokensAfter is the rebuilt
+// context's size by chars/4 alone: the usage of every assistant message on
+// the path measured the context before the compaction.
 //
 // # Writing nothing on failure
 //

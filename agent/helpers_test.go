@@ -78,6 +78,13 @@ func (e *events) add(ev agent.Event) {
 	}
 }
 
+// setOn sets the function told each event.
+func (e *events) setOn(f func(agent.Event)) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.on = f
+}
+
 func (e *events) reset() {
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -485,7 +485,11 @@ func (a *Agent) Tools() []tool.Tool {
 // discoverLocal looks for local model servers, remembers the models they
 // serve (so that they can be switched to) and returns the first.
 func (a *Agent) discoverLocal(ctx context.Context) (registry.Entry, bool) {
-	ms := registry.Discover(ctx, a.cfg.HTTPClient, registry.LocalServers)
+	servers := a.cfg.LocalServers
+	if servers == nil {
+		servers = registry.LocalServers
+	}
+	ms := registry.Discover(ctx, a.cfg.HTTPClient, servers)
 	if len(ms) == 0 {
 		return registry.Entry{}, false
 	}

@@ -247,7 +247,7 @@ func (a *Agent) RunNavigation(ctx context.Context, plan *NavigationPlan) (res *N
 		TargetID: plan.Branch.TargetID, OldLeafID: plan.Branch.OldLeafID, CommonAncestorID: plan.Branch.CommonAncestorID,
 		EntriesToSummarize: plan.Branch.Entries, UserWantsSummary: plan.Summarize,
 		CustomInstructions: plan.Instructions, ReplaceInstructions: plan.ReplaceInstructions, Label: plan.Label,
-	}})
+	}, Transcript: branchTranscript(hooks, plan)})
 	a.hookReports(d.Reports)
 	if err != nil {
 		return nil, &CancelledError{Op: op, Cause: err}

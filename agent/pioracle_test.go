@@ -1,27 +1,31 @@
 package agent_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/prime-agent/prime/agent"
 	"github.com/prime-agent/prime/internal/pioracle"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/session"
+	"github.com/prime-agent/prime/session/sessiongen"
 )
 
 // TestPiReadsWhatPrimeWrites checks, against pi 1.6 itself (tools/pioracle),
 // that the entries Prime appends are ones pi reads as Prime means them: after
-// an offline compaction and after a navigation with a branch summary, pi's
-// buildSessionContext over the same file yields the same messages (count and
-// roles) and the same token estimates as Prime's. It runs only when
-// PRIME_PIORACLE names the oracle's wrapper:
+// an offline compaction (which carries the system state of pi 1.6 sessions)
+// and after a navigation with a branch summary, pi's context over the same
+// file yields the same messages (role, estimate and source entry of each),
+// the same token estimates (both) and the same replayed system state as
+// Prime's. Half the sessions are written as pi 1.6 writes them. It runs only
+// when PRIME_PIORACLE names the oracle's wrapper:
 //
 //	PRIME_PIORACLE=$PWD/tools/pioracle/pioracle go test ./agent -run PiReads -v
 func TestPiReadsWhatPrimeWrites(t *testing.T) {
 	pioracle.Path(t)
 	compactions, branches := 0, 0
 	for seed := uint64(1); seed <= 6; seed++ {
-		path, _ := genFile(t, seed)
+		path := genFileOf(t, sessiongen.Options{Entries: 1500, Seed: seed, ContextWindow: 40_000, KeepRecentTokens: 6_000, ReserveTokens: 4_000, Pi16: seed > 3})
 		ag, err := agent.Load(path, config(t.TempDir(), testSettings(t, "compaction.keepRecentTokens", "4000"), nil))
 		if err != nil {
 			t.Fatal(err)
@@ -83,6 +87,20 @@ type piContextAnswer struct {
 	Roles     map[string]int `json:"roles"`
 	Estimate  piEstimate     `json:"estimate"`
 	Projected piEstimate     `json:"projectedEstimate"`
+	Items     []piItem       `json:"items"`
+	System    *struct {
+		Prompt string   `json:"prompt"`
+		Tools  []string `json:"tools"`
+		Tokens int      `json:"tokens"`
+	} `json:"system"`
+}
+
+// piItem is one message of a context: its role, estimate, and the entry it
+// came from (file order).
+type piItem struct {
+	Role   string `json:"role"`
+	Tokens int    `json:"tokens"`
+	Index  int    `json:"index"`
 }
 
 type piEstimate struct {
@@ -116,10 +134,37 @@ func comparePiContext(t *testing.T, what, path, leaf string, pi piContextAnswer)
 	for _, m := range c.Messages {
 		roles[m.Role()]++
 	}
-	est := session.EstimateContextTokens(c.Messages)
-	if pi.Messages != len(c.Messages) || !equalCounts(pi.Roles, roles) || pi.Estimate.Tokens != est.Tokens || pi.Estimate.UsageTokens != est.UsageTokens {
-		t.Errorf("%s (%s): pi sees %d messages %v, %d tokens (%d by usage); Prime %d messages %v, %d tokens (%d by usage)",
-			what, path, pi.Messages, pi.Roles, pi.Estimate.Tokens, pi.Estimate.UsageTokens, len(c.Messages), roles, est.Tokens, est.UsageTokens)
+	est, next := session.EstimateContextTokens(c.Messages), c.EstimateNext()
+	if pi.Messages != len(c.Messages) || !equalCounts(pi.Roles, roles) || pi.Estimate.Tokens != est.Tokens || pi.Estimate.UsageTokens != est.UsageTokens ||
+		pi.Projected.Tokens != next.Tokens || pi.Projected.UsageTokens != next.UsageTokens {
+		t.Errorf("%s (%s): pi sees %d messages %v, %d tokens (%d by usage), next %d; Prime %d messages %v, %d tokens (%d by usage), next %d",
+			what, path, pi.Messages, pi.Roles, pi.Estimate.Tokens, pi.Estimate.UsageTokens, pi.Projected.Tokens,
+			len(c.Messages), roles, est.Tokens, est.UsageTokens, next.Tokens)
+	}
+	index := map[*session.Entry]int{}
+	for i, e := range s.Entries() {
+		index[e] = i
+	}
+	items := make([]piItem, len(c.Messages))
+	for i, m := range c.Messages {
+		items[i] = piItem{m.Role(), session.EstimateTokens(m), index[c.Entries[i]]}
+	}
+	if !slices.Equal(items, pi.Items) {
+		t.Errorf("%s (%s): messages differ\npi    %v\nPrime %v", what, path, pi.Items, items)
+	}
+	sys := c.System()
+	switch {
+	case (sys == nil) != (pi.System == nil):
+		t.Errorf("%s (%s): pi's system state %+v, Prime's %+v", what, path, pi.System, sys)
+	case sys != nil:
+		var tools []string
+		for _, tool := range c.Tools() {
+			tools = append(tools, tool.Name)
+		}
+		if sys.Prompt() != pi.System.Prompt || session.EstimateTokens(sys) != pi.System.Tokens || !slices.Equal(tools, pi.System.Tools) {
+			t.Errorf("%s (%s): system state differs: pi %d tokens, tools %v; Prime %d, %v", what, path, pi.System.Tokens, pi.System.Tools,
+				session.EstimateTokens(sys), tools)
+		}
 	}
 }
 

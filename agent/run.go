@@ -194,15 +194,21 @@ func (a *Agent) beginLocked(cancel context.CancelFunc, manual bool) {
 	c.idle = make(chan struct{})
 }
 
-// endLocked marks the agent idle.
-func (a *Agent) endLocked() {
+// endLocked marks the agent idle and returns the function that lets its
+// waiters go, to be called once the last event of the work is out (so Wait
+// returns after AgentSettled has been told, while a prompt sent on seeing
+// it already finds the agent idle).
+func (a *Agent) endLocked() (release func()) {
 	c := &a.conv
 	if c.cancel != nil {
 		c.cancel()
 	}
 	c.busy, c.manual, c.cancel = false, false, nil
-	if c.idle != nil {
-		close(c.idle)
+	idle := c.idle
+	return func() {
+		if idle != nil {
+			close(idle)
+		}
 	}
 }
 
@@ -274,14 +280,13 @@ func (a *Agent) drive(ctx context.Context, prompt *llm.UserMessage) {
 		a.flushHeldBash()
 		a.mu.Lock()
 		a.conv.retries, a.conv.retry = 0, false
-		// Idle for whatever comes next, but Wait and Abort return only
-		// once AgentSettled has been told.
-		settled := a.conv.idle
-		a.conv.idle, a.conv.settling = nil, settled
-		a.endLocked()
+		// What begins from now on waits until AgentSettled has been told
+		// (afterSettled): release closes the run's idle channel after it.
+		a.conv.settling = a.conv.idle
+		release := a.endLocked()
 		a.mu.Unlock()
 		a.emit(AgentSettled{Aborted: aborted})
-		close(settled)
+		release()
 	}()
 	if err := a.setUpSession(); err != nil {
 		a.notice(NoticeError, err.Error())
@@ -565,8 +570,9 @@ func (a *Agent) beginManual(ctx context.Context, compacting bool) (context.Conte
 	return ctx, func() {
 		a.mu.Lock()
 		a.conv.compacting = false
-		a.endLocked()
+		release := a.endLocked()
 		a.mu.Unlock()
+		release()
 	}, nil
 }
 

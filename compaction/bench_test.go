@@ -86,7 +86,7 @@ func BenchmarkProjection(b *testing.B) {
 		}
 		b.Run(fmt.Sprintf("%dk-entries", n/1000), func(b *testing.B) {
 			for b.Loop() {
-				renderTranscript(p.MessagesToSummarize, transcriptOptions{reasoning: true, toolBodies: DefaultToolBodies})
+				renderTranscript(p.MessagesToSummarize, TranscriptOptions{Reasoning: true, ToolBodies: DefaultToolBodies})
 			}
 		})
 	}

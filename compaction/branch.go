@@ -108,23 +108,49 @@ func BranchBudget(m llm.Model, reserveTokens int) int {
 }
 
 // PrepareBranch selects the messages of a branch to summarize, newest first
-// until tokenBudget is reached (pi's prepareBranchEntries; a budget of 0 or
-// less takes everything). A message that would pass the budget stops the
-// walk, except a summary (compaction or branch) while less than 90 % of the
-// budget is used, which is taken anyway. Unlike pi, tool results are taken
-// (the summarizer sees what the tools returned, §10.1 #20), empty branch
-// summaries are not (the model never saw them), and file operations come
-// from every entry of the branch: tool calls, and the file lists of the
-// compactions and branch summaries in it that Prime or pi wrote.
+// until tokenBudget is reached (pi 1.6's prepareBranchEntries; a budget of
+// 0 or less takes everything). A message that would pass the budget stops
+// the walk, except a summary (compaction or branch) while less than 90 % of
+// the budget is used, which is taken anyway.
+//
+// The messages are pi's: a compaction's summary (not its system state),
+// every branch summary (an empty one too, which counts 0 tokens), system
+// messages (they count, though no transcript shows them), and the messages
+// of message and custom_message entries as the branch's latest context
+// edit of each leaves them (hidden or with replaced content). Unlike pi,
+// tool results are taken too (the summarizer sees what the tools
+// returned, §10.1 #20), and file operations come from every entry of the
+// branch: the tool calls of every message taken or not, and the file lists
+// of the compactions and branch summaries in it that Prime or pi wrote.
 func PrepareBranch(entries []*session.Entry, tokenBudget int) (*BranchPreparation, error) {
-	var files fileTracker
-	msgs := make([]session.Message, len(entries))
-	for i, e := range entries {
-		m, err := session.ContextMessage(e)
+	return prepareBranch(entries, tokenBudget, false)
+}
+
+// prepareBranch is PrepareBranch; with piRules it leaves out what Prime
+// adds (§10.1 #20: tool results, the compactions' file lists, the file
+// operations of messages the walk does not reach), which makes it pi 1.6's
+// prepareBranchEntries exactly: the comparison with pi checks the walk so.
+func prepareBranch(entries []*session.Entry, tokenBudget int, piRules bool) (*BranchPreparation, error) {
+	edits := map[string]*session.ContextEditEntry{}
+	for _, e := range entries {
+		if e.Type != session.TypeContextEdit {
+			continue
+		}
+		p, err := e.Payload()
 		if err != nil {
 			return nil, fmt.Errorf("compaction: %w", err)
 		}
-		if _, unknown := m.(*session.UnknownMessage); unknown {
+		edit := p.(*session.ContextEditEntry)
+		edits[edit.TargetID] = edit
+	}
+	var files fileTracker
+	msgs := make([]session.Message, len(entries))
+	for i, e := range entries {
+		m, err := branchMessage(e, edits)
+		if err != nil {
+			return nil, fmt.Errorf("compaction: %w", err)
+		}
+		if _, result := m.(*llm.ToolResultMessage); result && piRules {
 			m = nil
 		}
 		msgs[i] = m
@@ -132,6 +158,9 @@ func PrepareBranch(entries []*session.Entry, tokenBudget int) (*BranchPreparatio
 		case session.TypeBranchSummary:
 			addBranchSummaryFiles(&files, e)
 		case session.TypeCompaction:
+			if piRules {
+				break
+			}
 			p, err := e.Payload()
 			if err != nil {
 				return nil, fmt.Errorf("compaction: %w", err)
@@ -142,16 +171,19 @@ func PrepareBranch(entries []*session.Entry, tokenBudget int) (*BranchPreparatio
 				}
 			}
 		}
-		if m != nil {
+		if m != nil && !piRules {
 			files.addMessage(m)
 		}
 	}
-	prep := &BranchPreparation{FileOps: files.ops(), EntriesCollected: len(entries)}
+	prep := &BranchPreparation{EntriesCollected: len(entries)}
 	first := len(entries)
 	for i := len(entries) - 1; i >= 0; i-- {
 		m := msgs[i]
 		if m == nil {
 			continue
+		}
+		if piRules {
+			files.addMessage(m)
 		}
 		t := session.EstimateTokens(m)
 		if tokenBudget > 0 && prep.TotalTokens+t > tokenBudget {
@@ -165,6 +197,7 @@ func PrepareBranch(entries []*session.Entry, tokenBudget int) (*BranchPreparatio
 		first = i
 		prep.TotalTokens += t
 	}
+	prep.FileOps = files.ops()
 	prep.Messages = make([]session.Message, 0, len(entries)-first)
 	for _, m := range msgs[first:] {
 		if m != nil {
@@ -172,6 +205,54 @@ func PrepareBranch(entries []*session.Entry, tokenBudget int) (*BranchPreparatio
 		}
 	}
 	return prep, nil
+}
+
+// branchMessage returns the message a branch entry contributes (see
+// [PrepareBranch]), or nil.
+func branchMessage(e *session.Entry, edits map[string]*session.ContextEditEntry) (session.Message, error) {
+	switch e.Type {
+	case session.TypeBranchSummary:
+		p, err := e.Payload()
+		if err != nil {
+			return nil, err
+		}
+		bs := p.(*session.BranchSummaryEntry)
+		return &session.BranchSummaryMessage{Summary: bs.Summary, FromID: bs.FromID, Timestamp: e.Millis()}, nil
+	case session.TypeMessage, session.TypeCustomMessage:
+		if edit, ok := edits[e.ID]; ok && edit.Replacement == nil {
+			return nil, nil // hidden: not even decoded
+		}
+	}
+	m, err := session.ContextMessage(e)
+	if err != nil || m == nil {
+		return nil, err
+	}
+	if _, unknown := m.(*session.UnknownMessage); unknown {
+		return nil, nil
+	}
+	if e.Type == session.TypeCompaction {
+		return m, nil
+	}
+	return session.ApplyContextEdit(m, edits[e.ID]), nil
+}
+
+// shownMessages returns the messages a summarizer can be shown: all but
+// system messages (no transcript shows them) and empty branch summaries,
+// which pi counts in a branch but which say nothing.
+func shownMessages(msgs []session.Message) []session.Message {
+	out := make([]session.Message, 0, len(msgs))
+	for _, m := range msgs {
+		switch m := m.(type) {
+		case *session.SystemMessage:
+			continue
+		case *session.BranchSummaryMessage:
+			if m.Summary == "" {
+				continue
+			}
+		}
+		out = append(out, m)
+	}
+	return out
 }
 
 // BranchResult is a finished branch summary, ready to be stored (see
@@ -201,12 +282,18 @@ func (r *BranchResult) Entry(fromID string) *session.BranchSummaryEntry {
 // without one or when it fails, the deterministic summarizer) summarizes
 // prep.Messages with the same format and the same never-stuck ladder as a
 // compaction; the summary opens with a two-line preamble and ends with the
-// branch's file lists. A branch with no messages gives a
-// [*NotCompactableError] wrapping [ErrNothingToSummarize]: no entry is
-// written for it (pi stores a placeholder text, §10.1 #22). A cancelled ctx
-// gives an error wrapping the context's error and no result.
+// branch's file lists. System messages and empty branch summaries, which
+// count in the budget as in pi, are not shown to it: they say nothing. A
+// branch with no other message gives a [*NotCompactableError] wrapping
+// [ErrNothingToSummarize]: no entry is written for it (pi stores a
+// placeholder text, §10.1 #22). A cancelled ctx gives an error wrapping
+// the context's error and no result.
 func SummarizeBranch(ctx context.Context, prep *BranchPreparation, opts Options) (*BranchResult, error) {
-	if prep == nil || len(prep.Messages) == 0 {
+	var msgs []session.Message
+	if prep != nil {
+		msgs = shownMessages(prep.Messages)
+	}
+	if len(msgs) == 0 {
 		return nil, notCompactable(ErrNothingToSummarize, "the branch being left has no messages")
 	}
 	if err := ctx.Err(); err != nil {
@@ -221,10 +308,10 @@ func SummarizeBranch(ctx context.Context, prep *BranchPreparation, opts Options)
 	var text string
 	if opts.Provider == nil {
 		fb = s.offline()
-		text = deterministicSummary(prep.Messages, "", opts.CustomInstructions, fb.reason, s.deterministicLimit())
+		text = deterministicSummary(msgs, "", opts.CustomInstructions, fb.reason, s.deterministicLimit())
 	} else {
 		var err error
-		text, err = s.summarizeSpan(ctx, kindBranch, prep.Messages, "", false)
+		text, err = s.summarizeSpan(ctx, kindBranch, msgs, "", false)
 		var f *spanFailure
 		switch {
 		case errors.As(err, &f):

@@ -105,7 +105,8 @@ func TestPrepareBranch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := ids(t, p.Messages); !slices.Equal(got, []string{"u0", "a1", "r2", "compactionSummary", "s4", "u6", "a7", "r8"}) {
+		// The empty branch summary e5 is a message too (pi 1.6).
+		if got := ids(t, p.Messages); !slices.Equal(got, []string{"u0", "a1", "r2", "compactionSummary", "s4", "(empty)", "u6", "a7", "r8"}) {
 			t.Errorf("messages = %v", got)
 		}
 		if p.EntriesCollected != len(entries) {
@@ -113,11 +114,11 @@ func TestPrepareBranch(t *testing.T) {
 		}
 	})
 	t.Run("budget filled newest first; file ops from every entry", func(t *testing.T) {
-		p, err := PrepareBranch(entries, 216) // r8 100 + a7 16 + u6 100 = 216
+		p, err := PrepareBranch(entries, 216) // r8 100 + a7 16 + u6 100 + e5 0 = 216
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := ids(t, p.Messages); !slices.Equal(got, []string{"u6", "a7", "r8"}) {
+		if got := ids(t, p.Messages); !slices.Equal(got, []string{"(empty)", "u6", "a7", "r8"}) {
 			t.Errorf("messages = %v", got)
 		}
 		if p.TotalTokens != 216 {
@@ -133,7 +134,7 @@ func TestPrepareBranch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := ids(t, p.Messages); !slices.Equal(got, []string{"s4", "u6", "a7", "r8"}) {
+		if got := ids(t, p.Messages); !slices.Equal(got, []string{"s4", "(empty)", "u6", "a7", "r8"}) {
 			t.Errorf("messages = %v", got)
 		}
 	})
@@ -142,7 +143,7 @@ func TestPrepareBranch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := ids(t, p.Messages); !slices.Equal(got, []string{"u6", "a7", "r8"}) {
+		if got := ids(t, p.Messages); !slices.Equal(got, []string{"(empty)", "u6", "a7", "r8"}) {
 			t.Errorf("messages = %v", got)
 		}
 	})
@@ -193,17 +194,55 @@ func TestSummarizeBranchOffline(t *testing.T) {
 	}
 }
 
-// TestSummarizeBranchNothing: no messages, no entry (#22).
+// TestSummarizeBranchNothing: no messages, no entry (#22); nor when the
+// only messages show nothing (an empty branch summary, a system message).
 func TestSummarizeBranchNothing(t *testing.T) {
 	b := newBuilder(t).parse("u0 m1 l2 e3")
+	b.add("s4", &session.MessageEntry{Message: &session.SystemMessage{Content: "prompt", Timestamp: 1}})
 	p, err := PrepareBranch(b.path[1:], 0)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(p.Messages) != 2 || p.TotalTokens != 2 {
+		t.Errorf("messages %v, %d tokens; want the empty summary and the system message, 2 tokens", ids(t, p.Messages), p.TotalTokens)
 	}
 	if _, err := SummarizeBranch(t.Context(), p, Options{}); !errors.Is(err, ErrNothingToSummarize) {
 		t.Errorf("err = %v", err)
 	}
 	if _, err := SummarizeBranch(t.Context(), nil, Options{}); !errors.Is(err, ErrNothingToSummarize) {
 		t.Errorf("nil preparation: %v", err)
+	}
+}
+
+// TestPrepareBranchPi16 covers pi 1.6's transcript features in a branch:
+// the branch's context edits hide or replace messages (not summaries),
+// system messages count, and the compaction's system state does not.
+func TestPrepareBranchPi16(t *testing.T) {
+	b := newBuilder(t).parse("S0:400 u1:40 a2:40!read=hidden.go r3:40 H4(a2) H5(r3) a6:4000 R7:40(a6) s8:40 H9(s8)")
+	b.add("C10", &session.CompactionEntry{Summary: "summary C10", FirstKeptEntryID: "u1",
+		SystemMessage: &session.SystemMessage{Content: strings.Repeat("p", 4000), Timestamp: 1}})
+	p, err := PrepareBranch(b.path, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(t, p.Messages); !slices.Equal(got, []string{"system", "u1", "R7", "s8", "compactionSummary"}) {
+		t.Errorf("messages = %v", got)
+	}
+	// 100 (system) + 10 + 10 (the replacement) + 12 + 3 (the summary).
+	if p.TotalTokens != 135 {
+		t.Errorf("totalTokens = %d", p.TotalTokens)
+	}
+	// The hidden call's file is not there: the model never saw it.
+	if read, _ := p.FileOps.Lists(); len(read) != 0 {
+		t.Errorf("files read %v", read)
+	}
+	// pi's rules leave the tool results out; here they are hidden anyway.
+	pi, err := prepareBranch(b.path, 0, true)
+	if err != nil || !slices.Equal(ids(t, pi.Messages), ids(t, p.Messages)) {
+		t.Errorf("pi's rules: %v, %v", ids(t, pi.Messages), err)
+	}
+	// A budget the system message alone passes: the walk stops before it.
+	if p, _ = PrepareBranch(b.path, 50); !slices.Equal(ids(t, p.Messages), []string{"u1", "R7", "s8", "compactionSummary"}) {
+		t.Errorf("budget 50: %v", ids(t, p.Messages))
 	}
 }

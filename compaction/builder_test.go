@@ -145,6 +145,9 @@ var dslToken = regexp.MustCompile(`\S+\([^)]*\)|\S+`)
 //	m1              thinking level change   M1   model change
 //	l1              label                   x1   custom entry (extension state)
 //	C1(keep u2)     compaction keeping from u2, summary "summary C1"
+//	S1 S1:400       system message, one section (of 400 characters)
+//	H1(a2)          context edit hiding a2
+//	R1:40(a2)       context edit replacing a2's content (40 characters)
 func (b *builder) parse(spec string) *builder {
 	b.t.Helper()
 	for _, tok := range dslToken.FindAllString(spec, -1) {
@@ -161,6 +164,15 @@ func (b *builder) token(tok string) {
 			b.t.Fatalf("bad compaction token %q", tok)
 		}
 		b.compaction(m[1], m[2], "summary "+m[1], `{"readFiles":[],"modifiedFiles":[]}`, false)
+		return
+	}
+	if m := regexp.MustCompile(`^([HR]\w*?)(?::(\d+))?\((\S+)\)$`).FindStringSubmatch(tok); m != nil {
+		edit := &session.ContextEditEntry{TargetID: m[3]}
+		if m[1][0] == 'R' {
+			n, _ := strconv.Atoi(m[2])
+			edit.Replacement = &session.ContextReplacement{Content: []llm.Content{llm.Text{Text: text(m[1], n)}}}
+		}
+		b.add(m[1], edit)
 		return
 	}
 	parts := strings.Split(tok, "!")
@@ -226,6 +238,8 @@ func (b *builder) token(tok string) {
 		b.add(id, &session.LabelEntry{TargetID: target, Label: "mark"})
 	case 'x':
 		b.add(id, &session.CustomEntry{CustomType: "state", Data: jsontext.Value(`{"k":1}`)})
+	case 'S':
+		b.add(id, &session.MessageEntry{Message: &session.SystemMessage{Sections: []session.SystemSection{{Name: "prompt", Text: body}}, Timestamp: b.ms()}})
 	default:
 		b.t.Fatalf("unknown token %q", tok)
 	}
@@ -271,6 +285,9 @@ func label(m session.Message) string {
 	case *session.BashExecution:
 		return first(m.Output)
 	case *session.BranchSummaryMessage:
+		if m.Summary == "" {
+			return "(empty)"
+		}
 		return first(strings.TrimPrefix(m.Summary, "branch "))
 	}
 	return m.Role()

@@ -40,58 +40,76 @@
 //
 // # Preparation
 //
-// [Prepare] works on the projection: the path as the model sees it, that is
-// the latest compaction, the entries it kept (from its firstKeptEntryId on),
-// then every entry after it (pi 1.6). Compactions older than the latest that
-// fall inside its kept range are left out, as [session.BuildContext] leaves
-// them out (and as pi 1.6 does, though pi-reference describes a version that
-// shows them). Entries the model does not see (model and thinking changes,
-// labels, session info, extension state, empty branch summaries) stay in
-// the projection as invisible entries.
+// [Prepare] works on the projection ([session.Context.Projection]): the
+// path as the model sees it, that is the latest compaction, the entries it
+// kept (from its firstKeptEntryId on) except system messages, then every
+// entry after it (pi 1.6). Entries the model does not see stay in the
+// projection as invisible entries: model and thinking changes, labels,
+// session info, extension state, empty branch summaries, context edits and
+// the entries they hide, and compactions older than the latest that fall
+// inside its kept range (the model never sees those: the latest summary
+// folds them in; but they stop the scan-back, step 6). Context edits apply
+// as in the context: a hidden entry shows nothing, a replaced one its
+// replacement, and that is what is counted and summarized.
 //
 //  1. The last entry is a compaction: [ErrAlreadyCompacted].
 //  2. The span to summarize starts at the previous compaction's kept entry
 //     (so what it kept is summarized now or kept again), or right after the
 //     compaction when that entry is not on the path.
-//  3. Cut points are the entries the model sees except tool results (a
-//     result stays with its call), unknown roles and summaries of earlier
-//     compactions: user, assistant, bash execution, custom messages,
-//     non-empty branch summaries.
+//  3. Cut points are the entries the model sees as a user, assistant, bash
+//     execution, custom or summary message: never a tool result (a result
+//     stays with its call), a system message, a message of an unknown role
+//     or a compaction.
 //  4. The keep-recent walk goes back from the newest entry adding the
-//     chars/4 estimate of every entry the model sees (custom messages and
-//     branch summaries included, C7a; images count 1,200 tokens). Where the
-//     sum reaches keepRecentTokens, the cut is the first cut point at or
-//     after that entry; if there is none, because the newest tool results
-//     alone exceed the budget, the last cut point (C7b). If the sum never
-//     reaches it, the first cut point: everything is kept.
-//  5. The scan-back pulls the invisible entries right before the cut into
-//     the kept part; it stops at any entry the model sees (C7c) and may
-//     cross into the previous compaction's kept range (C7e).
-//  6. The turn is split when the cut point the walk chose is not a turn
-//     start (user, bash execution, custom message, branch or compaction
-//     summary; C6a, C6b). The split turn's first part, from the nearest
-//     turn start before the cut, is summarized on its own (the turn
-//     prefix); the history before it normally. No turn start before the
-//     cut (a span that begins mid-turn) means no split.
-//  7. Nothing in either span: [ErrNothingToCompact] (C4), or
+//     chars/4 estimate of everything the model sees (custom messages,
+//     branch summaries and system messages included, C7a; images count
+//     1,200 tokens). Where the sum reaches keepRecentTokens, the cut is the
+//     first cut point at or after that entry; if there is none, because the
+//     newest tool results alone exceed the budget, the last cut point
+//     (C7b). If the sum never reaches it, the first cut point: everything
+//     is kept.
+//  5. When the sum was reached and all that follows the cut is a failed
+//     attempt hidden by context edits (an assistant reply, its tool
+//     results, the edits, and nothing else the model could see), the cut
+//     moves to the entry after it, so the last input becomes the start of
+//     a split turn (pi 1.6, for recovering from an overflowing or cut-off
+//     reply).
+//  6. The scan-back pulls the invisible entries right before the cut into
+//     the kept part; it stops at any entry the model sees (C7c) and at a
+//     compaction, and may cross into the previous compaction's kept range
+//     (C7e).
+//  7. The turn is split when the cut of step 5 is not a turn start (user,
+//     bash execution, custom message, branch or compaction summary; C6a,
+//     C6b). The split turn's first part, from the nearest turn start
+//     before the cut, is summarized on its own (the turn prefix); the
+//     history before it normally. No turn start before the cut (a span
+//     that begins mid-turn) means no split.
+//  8. Nothing in either span: [ErrNothingToCompact] (C4), or
 //     [ErrAlreadyCompacted] when nothing the model sees follows the latest
 //     compaction. The error's Reason says why in a sentence.
-//  8. TokensBefore is the size of the context being replaced: the newest
-//     valid usage plus chars/4 for the messages after it; but when that
-//     usage belongs to a message at or before the latest compaction, it
-//     measured a context that no longer exists, and every message is
-//     estimated instead (C5).
-//  9. File operations accumulate: the previous compaction's lists (unless
+//  9. TokensBefore is the size of the next request
+//     ([session.Context.EstimateNext], pi 1.6's projected estimate): the
+//     newest valid usage plus chars/4 for the messages after it; but when
+//     that usage comes from an entry at or before the latest context edit
+//     or compaction on the path, it measured a context that no longer
+//     exists, and every message is estimated instead, the system state
+//     once (C5).
+//  10. File operations accumulate: the previous compaction's lists (unless
 //     an extension wrote it, which breaks the chain as in pi), the read,
-//     write and edit calls with a "path" argument in both spans, the calls a
-//     script tool lists in its result's details.nestedCalls
-//     ({"name", "arguments"} records), and the lists of branch summaries
-//     inside the span. Paths are kept as written; lists sort in JavaScript
-//     order (UTF-16 code units); a file both read and modified is listed as
-//     modified.
+//     write and edit calls with a non-empty "path" argument in both spans,
+//     the calls a script tool made as its result's nestedCalls records
+//     them (pi 1.6's {"calls": [{"name", "arguments", ...}]}), and the lists
+//     of the branch summaries the model sees inside the span. Paths are kept
+//     as written, an empty one in an earlier summary's list included (pi
+//     1.6 carries it; only a call's empty path is no path); lists sort in
+//     JavaScript order (UTF-16 code units); a file both read and modified
+//     is listed as modified.
 //
-// Messages of roles Prime does not know (pi's system messages among them)
-// stop the scan-back but are neither cut points nor summarized.
+// System messages are never summarized: they are the prompt, which the
+// compaction entry carries as its systemMessage. Messages of roles neither
+// pi nor Prime knows stop the scan-back but are neither cut points nor
+// summarized (pi passes them to its summarizer, whose transcript leaves
+// them out: only the message count differs).
 //
 // # Summary requests
 //
@@ -130,7 +148,14 @@
 //
 // The transcript (spec "Message Serialization") is built from the messages
 // as the model sees them ([session.ToLLM]) into new text; session data is
-// never changed. Parts are separated by a blank line: [User], [Assistant
+// never changed. It is exported for hooks and embedders that summarize with
+// a model of their own (the spec's "Converting Messages to Text"):
+// [Transcript] serializes provider messages with [TranscriptOptions],
+// [TranscriptOptionsFor] gives the options of Prime's requests to a model,
+// and [Preparation.Transcripts] and [BranchPreparation.Transcript] the texts
+// of what [Compact] and [SummarizeBranch] would send. The one implementation
+// serves Prime's requests and these functions, so the texts are the same
+// byte for byte as long as a span fits one request with all its tool bodies. Parts are separated by a blank line: [User], [Assistant
 // reasoning], [Assistant], [Assistant tool calls] (name#id(key=<json>, …) in
 // stored argument order, JSON as JavaScript prints it) and [Tool result
 // name#id error=<bool>]. The open questions of pi-reference §4.6 are
@@ -242,10 +267,14 @@
 // entries after it, compactions included. [PrepareBranch] takes messages
 // newest first until the budget (the model's window less
 // branchSummary.reserveTokens) would be passed; a compaction or branch
-// summary that passes it is still taken while less than 90 % is used.
-// [SummarizeBranch] uses the branch prompt, the same projection, ladder and
-// fallback, opens the summary with a two-line preamble and ends it with the
-// branch's file lists. [NewLeaf]: a user message or custom_message target
+// summary that passes it is still taken while less than 90 % is used. As in
+// pi 1.6, the branch's latest context edit of a message or custom message
+// hides it or replaces its content, every branch summary is a message (an
+// empty one counts 0 tokens), and system messages count. [SummarizeBranch]
+// uses the branch prompt, the same projection, ladder and fallback (shown
+// neither system messages nor empty branch summaries, which say nothing),
+// opens the summary with a two-line preamble and ends it with the branch's
+// file lists. [NewLeaf]: a user message or custom_message target
 // moves the leaf to its parent and hands its text back for editing; any
 // other target becomes the leaf.
 //
@@ -276,6 +305,9 @@
 //     compactions' details; compactions take branch summaries' file lists.
 //   - #22: a branch with nothing to summarize gets no summary entry.
 //   - C4 (pi before 1.6): no model call with an empty conversation.
+//   - pi 1.6's branch walk fails on a system message whose content is
+//     null (it reads the content without the null check its context
+//     building has); Prime reads it as "" everywhere.
 //
 // Deliberately not changed, for compatibility with pi's numbers: paths are
 // not normalised (#21), excluded bash executions count in estimates (#24),
@@ -284,10 +316,13 @@
 // # Checked against pi
 //
 // TestPiOracle (opt-in: PRIME_PIORACLE names tools/pioracle/pioracle)
-// prepares thousands of cases, on sessions of every kind session/sessiongen
-// makes and on pi's own files, and compares every decision and number with
-// pi 1.6's prepareCompaction and context estimate. The only differences are
-// the fixes above that touch a preparation, #6 and #20, each checked by
-// applying the fix to pi's answer; TestPiFilesRecorded keeps pi's answers on
-// its own files without node.
+// compares thousands of cases, on sessions of every kind session/sessiongen
+// makes, on its hand-written edge cases and on pi's own files, with pi 1.6
+// itself: the context and both its estimates, every decision and number of
+// prepareCompaction, and the branch-summary walk (prepareBranchEntries,
+// compared under pi's rules, without Prime's additions of #20). The only
+// differences are the fixes above that touch a preparation, #6 and #20,
+// each checked by applying the fix to pi's answer, and one pi 1.6 bug: its
+// branch walk fails on a system message whose content is null.
+// TestPiFilesRecorded keeps pi's answers on its own files without node.
 package compaction

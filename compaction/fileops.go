@@ -1,7 +1,6 @@
 package compaction
 
 import (
-	"bytes"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -16,9 +15,10 @@ import (
 
 // FileOps are the files a stretch of conversation touched, by kind of
 // access, each list sorted and without repeats. They come from the tool
-// calls the model made (read, write and edit calls with a "path" argument)
-// and from the file lists of earlier summaries, so they accumulate across
-// compactions. Paths are kept exactly as the model wrote them.
+// calls the model made (read, write and edit calls with a non-empty "path"
+// argument) and from the file lists of earlier summaries, so they
+// accumulate across compactions. Paths are kept exactly as they were
+// written, an empty one in a summary's list included (pi 1.6 carries it).
 type FileOps struct {
 	Read    []string `json:"read"`
 	Written []string `json:"written"`
@@ -40,9 +40,6 @@ type fileTracker struct {
 }
 
 func addTo(set *map[string]struct{}, path string) {
-	if path == "" {
-		return
-	}
 	if *set == nil {
 		*set = make(map[string]struct{})
 	}
@@ -77,20 +74,33 @@ func (t *fileTracker) addDetails(d Details) {
 // string "path" argument. Other tools and argument names are ignored, as in
 // pi; so is whether the call succeeded.
 func (t *fileTracker) addCall(name string, args llm.Arguments) {
-	var set *map[string]struct{}
+	if set := t.callSet(name); set != nil {
+		if p, ok := pathArg(args); ok && p != "" {
+			addTo(set, p)
+		}
+	}
+}
+
+// addCallPath records a call of the named tool on path, an empty path
+// being none.
+func (t *fileTracker) addCallPath(name, path string) {
+	if set := t.callSet(name); set != nil && path != "" {
+		addTo(set, path)
+	}
+}
+
+// callSet returns the set a call of the named tool adds its path to: read,
+// write and edit have one, other tools none.
+func (t *fileTracker) callSet(name string) *map[string]struct{} {
 	switch name {
 	case "read":
-		set = &t.read
+		return &t.read
 	case "write":
-		set = &t.written
+		return &t.written
 	case "edit":
-		set = &t.edited
-	default:
-		return
+		return &t.edited
 	}
-	if p, ok := pathArg(args); ok {
-		addTo(set, p)
-	}
+	return nil
 }
 
 // pathArg returns the "path" argument of a call (args.StringArg("path")),
@@ -113,8 +123,8 @@ func pathArg(args llm.Arguments) (string, bool) {
 }
 
 // addMessage records the file operations of one message: the tool calls of
-// an assistant message, and the nested calls a script tool reports in its
-// result's details.
+// an assistant message, and the calls a tool made while it ran that its
+// result records (see [fileTracker.addNested]).
 func (t *fileTracker) addMessage(m session.Message) {
 	switch m := m.(type) {
 	case *llm.AssistantMessage:
@@ -124,36 +134,47 @@ func (t *fileTracker) addMessage(m session.Message) {
 			}
 		}
 	case *llm.ToolResultMessage:
-		t.addNested(m.Details)
+		t.addNested(m.NestedCalls)
 	}
 }
 
-// addNested reads details.nestedCalls of a tool result: an array of
-// {"name": ..., "arguments": {...}} records of the tools a script tool
-// called (pi 1.6's code mode). Anything else in details is ignored.
-func (t *fileTracker) addNested(details jsontext.Value) {
-	if len(details) == 0 || details.Kind() != '{' || !bytes.Contains(details, []byte("nestedCalls")) {
+// addNested reads a tool result's nestedCalls, pi 1.6's record of the tools
+// a script tool called ({"calls": [{"name", "arguments", ...}],
+// "complete"}), as pi's extractFileOpsFromMessage does: each call with a
+// read, write or edit name and a non-empty string "path" argument. A
+// record of any other shape, or a call in one, is ignored (pi fails on
+// some of them).
+func (t *fileTracker) addNested(record jsontext.Value) {
+	if len(record) == 0 || record.Kind() != '{' {
 		return
 	}
-	var d struct {
-		NestedCalls []jsontext.Value `json:"nestedCalls"`
+	var r struct {
+		Calls []jsontext.Value `json:"calls"`
 	}
-	if json.Unmarshal(details, &d, jsonwire.ReadOptions) != nil {
+	if json.Unmarshal(record, &r, jsonwire.ReadOptions) != nil {
 		return
 	}
-	for _, raw := range d.NestedCalls {
+	for _, raw := range r.Calls {
 		var call struct {
-			Name      string         `json:"name"`
+			Name      jsontext.Value `json:"name"`
 			Arguments jsontext.Value `json:"arguments"`
 		}
-		if raw.Kind() != '{' || json.Unmarshal(raw, &call, jsonwire.ReadOptions) != nil {
+		if raw.Kind() != '{' || json.Unmarshal(raw, &call, jsonwire.ReadOptions) != nil || call.Name.Kind() != '"' || call.Arguments.Kind() != '{' {
 			continue
 		}
-		args, err := llm.NewArguments(call.Arguments)
-		if err != nil {
+		var name string
+		if json.Unmarshal(call.Name, &name, jsonwire.ReadOptions) != nil {
 			continue
 		}
-		t.addCall(call.Name, args)
+		var args struct {
+			Path jsontext.Value `json:"path"`
+		}
+		var path string
+		if json.Unmarshal(call.Arguments, &args, jsonwire.ReadOptions) != nil || args.Path.Kind() != '"' ||
+			json.Unmarshal(args.Path, &path, jsonwire.ReadOptions) != nil {
+			continue
+		}
+		t.addCallPath(name, path)
 	}
 }
 
@@ -219,10 +240,12 @@ func utf16Lead(r rune) uint16 {
 	return uint16(r)
 }
 
-// formatFileLists renders the file lists appended to a summary, in pi's
+// FormatFileLists renders the file lists appended to a summary, in pi's
 // layout: nothing when both are empty, else a blank line and the non-empty
-// <read-files> and <modified-files> blocks separated by a blank line.
-func formatFileLists(readFiles, modifiedFiles []string) string {
+// <read-files> and <modified-files> blocks separated by a blank line. Prime
+// appends it, with [FileOps.Lists] of the preparation's file operations, to
+// every summary it writes; a hook writing its own summary can do the same.
+func FormatFileLists(readFiles, modifiedFiles []string) string {
 	if len(readFiles) == 0 && len(modifiedFiles) == 0 {
 		return ""
 	}

@@ -81,6 +81,8 @@ type piContext struct {
 	PathLength    int        `json:"pathLength"`
 	Messages      int        `json:"messages"`
 	Estimate      piEstimate `json:"estimate"`
+	Projected     piEstimate `json:"projectedEstimate"`
+	Items         []piItem   `json:"items"`
 	ThinkingLevel string     `json:"thinkingLevel"`
 	Model         *struct {
 		Provider string `json:"provider"`
@@ -95,12 +97,29 @@ type piEstimate struct {
 	LastUsageIndex *int `json:"lastUsageIndex"`
 }
 
+// piBranch is the answer of the oracle's branch command, and the same
+// facts computed by Prime (see primeBranch).
+type piBranch struct {
+	Error     string `json:"error"`
+	Collected struct {
+		Count int `json:"count"`
+	} `json:"collected"`
+	TokenBudget   int        `json:"tokenBudget"`
+	Messages      piMessages `json:"messages"`
+	TotalTokens   int        `json:"totalTokens"`
+	ReadFiles     []string   `json:"readFiles"`
+	ModifiedFiles []string   `json:"modifiedFiles"`
+}
+
 // oracleRequest is one line of the oracle's batch input.
 type oracleRequest struct {
 	Cmd              string `json:"cmd"`
 	File             string `json:"file"`
 	Leaf             string `json:"leaf,omitzero"`
 	KeepRecentTokens int    `json:"keepRecentTokens,omitzero"`
+	From             string `json:"from,omitzero"`
+	To               string `json:"to,omitzero"`
+	ContextWindow    int    `json:"contextWindow,omitzero"`
 }
 
 // askOracle runs the oracle's batch mode on reqs and returns its answers in
@@ -144,6 +163,9 @@ type oracleFile struct {
 	s    *session.Session
 	// index maps entry ids to positions in file order.
 	index map[string]int
+	// edge marks a hand-written edge case: every entry is a leaf, a
+	// branch target, and prepared with every keep of edgeKeeps.
+	edge bool
 }
 
 func loadOracleFile(t *testing.T, name, path string) *oracleFile {
@@ -159,13 +181,17 @@ func loadOracleFile(t *testing.T, name, path string) *oracleFile {
 	return f
 }
 
-// leaves picks the positions the comparison prepares at: the file's leaf,
+// leaves picks the positions the comparison prepares at: every entry of an
+// edge case; else the file's leaf,
 // the other branches' leaves, points a quarter, half and three quarters in,
 // each compaction and the entry after it (up to four), and a few random
 // entries.
 func (f *oracleFile) leaves(seed uint64) []int {
 	es := f.s.Entries()
 	n := len(es)
+	if f.edge {
+		return f.targets(0, seed)
+	}
 	set := map[int]bool{n - 1: true, n / 4: true, n / 2: true, 3 * n / 4: true}
 	for i, e := range f.s.Leaves() {
 		if i < 4 {
@@ -187,6 +213,11 @@ func (f *oracleFile) leaves(seed uint64) []int {
 	for range 3 {
 		set[r.IntN(n)] = true
 	}
+	return sortedSet(set)
+}
+
+// sortedSet returns the members of set in ascending order.
+func sortedSet(set map[int]bool) []int {
 	out := make([]int, 0, len(set))
 	for i := range set {
 		out = append(out, i)
@@ -195,8 +226,37 @@ func (f *oracleFile) leaves(seed uint64) []int {
 	return out
 }
 
-// oracleKeeps are the keepRecentTokens settings every leaf is prepared with.
-var oracleKeeps = []int{1, 100, 2000, 20000, 50000}
+// oracleKeeps are the keepRecentTokens settings every leaf is prepared
+// with; edgeKeeps those of the edge cases, whose sessions are small.
+var (
+	oracleKeeps = []int{1, 100, 2000, 20000, 50000}
+	edgeKeeps   = []int{1, 10, 40, 100, 400, 2000}
+)
+
+// branchWindows are the context windows branch summaries are prepared
+// with: pi's fallback (a budget of 111,616 tokens) and windows leaving
+// budgets of 200 and 2,000 tokens over branchSummary.reserveTokens.
+var branchWindows = []int{0, DefaultBranchSummaryReserveTokens + 200, DefaultBranchSummaryReserveTokens + 2000}
+
+// targets picks the entries a branch summary is prepared for, navigating
+// from leaf: every entry of an edge case; else the first entry, three
+// random ones and the entry two before the leaf.
+func (f *oracleFile) targets(leaf int, seed uint64) []int {
+	n := f.s.Len()
+	if f.edge {
+		out := make([]int, n)
+		for i := range out {
+			out[i] = i
+		}
+		return out
+	}
+	r := rand.New(rand.NewPCG(seed, 11))
+	set := map[int]bool{0: true, max(0, leaf-2): true}
+	for range 3 {
+		set[r.IntN(n)] = true
+	}
+	return sortedSet(set)
+}
 
 // oracleSessions generates the session files of the comparison: every
 // generator option, several seeds each.
@@ -225,6 +285,14 @@ func oracleSessions(t *testing.T, dir string) []*oracleFile {
 		{"large-texts", sessiongen.Options{Entries: 1000, SizeScale: 3, ContextWindow: 100000}},
 		{"small-texts", sessiongen.Options{Entries: 1500, SizeScale: 0.2, ContextWindow: 20000, KeepRecentTokens: 2000}},
 		{"trailing-huge", sessiongen.Options{Entries: 600, TrailingHugeResults: 3, NoCompactions: true}},
+		// pi 1.6's transcript: system messages and patches, failed
+		// attempts hidden by context edits, compactions carrying the
+		// system state.
+		{"pi16", sessiongen.Options{Entries: 1500, Pi16: true}},
+		{"pi16-small-window", sessiongen.Options{Entries: 1500, ContextWindow: 30000, KeepRecentTokens: 4000, Pi16: true}},
+		{"pi16-nested-kept", sessiongen.Options{Entries: 1500, ContextWindow: 40000, Pi16: true}},
+		{"pi16-branches", sessiongen.Options{Entries: 1500, BranchRate: 0.25, ContextWindow: 60000, Pi16: true}},
+		{"pi16-small-texts", sessiongen.Options{Entries: 1500, SizeScale: 0.2, ContextWindow: 20000, KeepRecentTokens: 2000, Pi16: true}},
 	}
 	var files []*oracleFile
 	for _, k := range kinds {
@@ -242,59 +310,109 @@ func oracleSessions(t *testing.T, dir string) []*oracleFile {
 	return files
 }
 
-// TestPiOracle compares Prime's preparation and context estimate with pi
-// 1.6's on generated sessions and on pi's own files, and reports the
-// number of cases and of differences by category.
+// TestPiOracle compares Prime's contexts (messages, estimates), preparations
+// and branch-summary walks with pi 1.6's on generated sessions, on
+// sessiongen's edge cases (at every entry) and on pi's own files, and
+// reports the number of cases and of differences by category.
 func TestPiOracle(t *testing.T) {
 	pioracle.Path(t)
-	files := oracleSessions(t, t.TempDir())
+	dir := t.TempDir()
+	files := oracleSessions(t, dir)
+	for _, c := range sessiongen.EdgeCases() {
+		path := filepath.Join(dir, c.Name+".jsonl")
+		if err := os.WriteFile(path, c.Data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		f := loadOracleFile(t, c.Name, path)
+		f.edge = true
+		files = append(files, f)
+	}
 	if dir, ok := pifixtures.Dir(); ok {
 		for _, name := range []string{pifixtures.LargeSession, pifixtures.BeforeCompaction} {
 			files = append(files, loadOracleFile(t, name, filepath.Join(dir, name)))
 		}
 	}
 	type oracleCase struct {
-		f    *oracleFile
-		leaf int
-		keep int // 0: a context request
+		f      *oracleFile
+		req    oracleRequest
+		leaf   int // the context's or preparation's leaf, the branch's old leaf
+		target int // the branch's target
 	}
 	var cases []oracleCase
-	var reqs []oracleRequest
 	for fi, f := range files {
-		for _, leaf := range f.leaves(uint64(fi)) {
+		keeps := oracleKeeps
+		if f.edge {
+			keeps = edgeKeeps
+		}
+		leaves := f.leaves(uint64(fi))
+		for li, leaf := range leaves {
 			ref := "#" + strconv.Itoa(leaf)
-			cases = append(cases, oracleCase{f, leaf, 0})
-			reqs = append(reqs, oracleRequest{Cmd: "context", File: f.path, Leaf: ref})
-			for _, k := range oracleKeeps {
-				cases = append(cases, oracleCase{f, leaf, k})
-				reqs = append(reqs, oracleRequest{Cmd: "prepare", File: f.path, Leaf: ref, KeepRecentTokens: k})
+			cases = append(cases, oracleCase{f, oracleRequest{Cmd: "context", File: f.path, Leaf: ref}, leaf, 0})
+			for _, k := range keeps {
+				cases = append(cases, oracleCase{f, oracleRequest{Cmd: "prepare", File: f.path, Leaf: ref, KeepRecentTokens: k}, leaf, 0})
+			}
+			// Branches from the last leaf only (and from a middle one of
+			// the generated files), to keep the count in bounds.
+			if li != len(leaves)-1 && (f.edge || li != len(leaves)/2) {
+				continue
+			}
+			for _, to := range f.targets(leaf, uint64(fi)) {
+				for _, w := range branchWindows {
+					cases = append(cases, oracleCase{f, oracleRequest{Cmd: "branch", File: f.path, From: ref, To: "#" + strconv.Itoa(to), ContextWindow: w}, leaf, to})
+				}
 			}
 		}
+	}
+	reqs := make([]oracleRequest, len(cases))
+	for i, c := range cases {
+		reqs[i] = c.req
 	}
 	answers := askOracle(t, reqs)
 	categories := map[string]int{}
 	failures := 0
 	for i, c := range cases {
-		where := fmt.Sprintf("%s leaf #%d keep %d", c.f.name, c.leaf, c.keep)
+		where := fmt.Sprintf("%s %s leaf #%d keep %d", c.f.name, c.req.Cmd, c.leaf, c.req.KeepRecentTokens)
 		path := c.f.s.Path(c.f.s.Entries()[c.leaf].ID)
 		var diff, category string
-		if c.keep == 0 {
+		switch c.req.Cmd {
+		case "context":
 			var pi piContext
 			if err := json.Unmarshal(answers[i], &pi); err != nil || pi.Error != "" {
 				t.Fatalf("%s: oracle: %v %s", where, err, pi.Error)
 			}
 			category = "context: same"
-			if diff = cmp.Diff(pi, primeContext(t, path)); diff != "" {
+			if diff = cmp.Diff(pi, primeContext(t, c.f, path)); diff != "" {
 				category = "context: unexplained"
 			}
-		} else {
+		case "prepare":
 			var pi piPrepare
 			if err := json.Unmarshal(answers[i], &pi); err != nil || pi.Error != "" {
 				t.Fatalf("%s: oracle: %v %s", where, err, pi.Error)
 			}
-			prime := primePrepare(t, c.f, path, c.keep)
+			prime := primePrepare(t, c.f, path, c.req.KeepRecentTokens)
 			category, diff = explainDifference(c.f, path, prime, pi)
 			category = "prepare: " + category
+		case "branch":
+			where = fmt.Sprintf("%s branch #%d → #%d window %d", c.f.name, c.leaf, c.target, c.req.ContextWindow)
+			var pi piBranch
+			if err := json.Unmarshal(answers[i], &pi); err != nil {
+				t.Fatalf("%s: oracle: %v", where, err)
+			}
+			if pi.Error != "" {
+				// pi's branch walk reads a system message's content
+				// without its null check and fails on null; Prime reads
+				// null as "".
+				br := CollectBranch(path, c.f.s.Path(c.f.s.Entries()[c.target].ID))
+				if !strings.Contains(pi.Error, "content is not iterable") || !nullSystemContent(br.Entries) {
+					t.Fatalf("%s: oracle: %s", where, pi.Error)
+				}
+				category = "branch: pi 1.6 fails on a system message with null content"
+				break
+			}
+			category = "branch: same"
+			if diff = cmp.Diff(pi, primeBranch(t, c.f, path, c.target, c.req.ContextWindow), comparePrepare); diff != "" {
+				category = "branch: unexplained"
+			}
 		}
 		categories[category]++
 		if strings.HasSuffix(category, "unexplained") {
@@ -322,20 +440,29 @@ func TestPiOracle(t *testing.T) {
 
 // primeContext describes Prime's context at the end of path as the oracle
 // describes pi's.
-func primeContext(t *testing.T, path []*session.Entry) piContext {
+func primeContext(t *testing.T, f *oracleFile, path []*session.Entry) piContext {
 	ctx, err := session.BuildContext(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	est := session.EstimateContextTokens(ctx.Messages)
+	estimate := func(est session.ContextEstimate) piEstimate {
+		e := piEstimate{Tokens: est.Tokens, UsageTokens: est.UsageTokens, TrailingTokens: est.TrailingTokens}
+		if est.LastUsageIndex >= 0 {
+			e.LastUsageIndex = &est.LastUsageIndex
+		}
+		return e
+	}
 	out := piContext{
 		PathLength:    len(path),
 		Messages:      len(ctx.Messages),
-		Estimate:      piEstimate{Tokens: est.Tokens, UsageTokens: est.UsageTokens, TrailingTokens: est.TrailingTokens},
+		Estimate:      estimate(session.EstimateContextTokens(ctx.Messages)),
+		Projected:     estimate(ctx.EstimateNext()),
+		Items:         []piItem{},
 		ThinkingLevel: string(ctx.ThinkingLevel),
 	}
-	if est.LastUsageIndex >= 0 {
-		out.Estimate.LastUsageIndex = &est.LastUsageIndex
+	for i, m := range ctx.Messages {
+		index := f.index[ctx.Entries[i].ID]
+		out.Items = append(out.Items, piItem{Role: m.Role(), Tokens: session.EstimateTokens(m), Index: &index})
 	}
 	if ctx.Model != nil {
 		out.Model = &struct {
@@ -399,14 +526,43 @@ func primePrepare(t *testing.T, f *oracleFile, path []*session.Entry, keepRecent
 	if out.ModifiedFiles == nil {
 		out.ModifiedFiles = []string{}
 	}
-	out.PreviousSummary.Present = hasCompaction(path)
+	proj, err := project(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.PreviousSummary.Present = proj.compaction != nil // a context edit may hide it
 	out.PreviousSummary.Length = llm.UTF16Len(prep.PreviousSummary)
 	return out
 }
 
-func hasCompaction(path []*session.Entry) bool {
-	for _, e := range path {
-		if e.Type == session.TypeCompaction {
+// primeBranch describes the branch summary Prime prepares when navigating
+// from the end of path to the file's target-th entry, as the oracle
+// describes pi's. It applies pi's rules (prepareBranch with piRules): the
+// walk and its numbers must then be pi's exactly; what Prime adds to them
+// (§10.1 #20) is checked by TestPrepareBranch.
+func primeBranch(t *testing.T, f *oracleFile, path []*session.Entry, target, window int) piBranch {
+	br := CollectBranch(path, f.s.Path(f.s.Entries()[target].ID))
+	budget := BranchBudget(llm.Model{ContextWindow: window}, DefaultBranchSummaryReserveTokens)
+	prep, err := prepareBranch(br.Entries, budget, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := piBranch{TokenBudget: budget, TotalTokens: prep.TotalTokens, Messages: piMessages{Count: len(prep.Messages), Items: []piItem{}}}
+	out.Collected.Count = prep.EntriesCollected
+	for _, m := range prep.Messages {
+		ts := session.MessageTimestamp(m)
+		out.Messages.Items = append(out.Messages.Items, piItem{Role: m.Role(), Timestamp: &ts, Tokens: session.EstimateTokens(m)})
+	}
+	out.ReadFiles, out.ModifiedFiles = prep.FileOps.Lists()
+	return out
+}
+
+// nullSystemContent reports whether entries hold a system message whose
+// content is null.
+func nullSystemContent(entries []*session.Entry) bool {
+	for _, e := range entries {
+		if role, err := e.MessageRole(); err == nil && role == session.RoleSystem &&
+			(bytes.Contains(e.Raw(), []byte(`"content":null`)) || !bytes.Contains(e.Raw(), []byte(`"content":`))) {
 			return true
 		}
 	}
@@ -462,36 +618,27 @@ func explainDifference(f *oracleFile, path []*session.Entry, prime, pi piPrepare
 
 // metadataSplit applies Prime's fix of pi-reference §10.1 #6 (doc.go,
 // "pi bugs fixed"): when pi's first kept entry is one the model does not
-// see and the cut point after it starts a turn, pi calls the complete turn
-// before it a split turn's prefix; Prime keeps the same first entry but
-// summarizes that turn as history. It reports whether it changed want.
+// see (metadata, an entry a context edit hides, the edit itself) and the
+// cut point after it starts a turn, pi calls the complete turn before it a
+// split turn's prefix; Prime keeps the same first entry but summarizes that
+// turn as history. It reports whether it changed want.
 func metadataSplit(f *oracleFile, path []*session.Entry, want *piPrepare, prime piPrepare) bool {
 	if !want.Compactable || !want.IsSplitTurn || prime.IsSplitTurn || want.FirstKept == nil || prime.FirstKept == nil ||
 		want.FirstKept.Index != prime.FirstKept.Index {
 		return false
 	}
-	at := slices.IndexFunc(path, func(e *session.Entry) bool { return f.index[e.ID] == want.FirstKept.Index })
-	if at < 0 {
+	proj, err := project(path)
+	if err != nil {
 		return false
 	}
-	if m, err := session.ContextMessage(path[at]); err != nil || m != nil {
+	at := slices.IndexFunc(proj.nodes, func(n node) bool { return f.index[n.entry.ID] == want.FirstKept.Index })
+	if at < 0 || proj.nodes[at].visible() {
 		return false // the model sees the first kept entry
 	}
-	// The cut point the keep-recent walk chose is the next entry the model
-	// sees in the projection (compactions on the path are not in it).
-	var anchor session.Message
-	for _, e := range path[at+1:] {
-		if e.Type == session.TypeCompaction {
-			continue
-		}
-		if m, _ := session.ContextMessage(e); m != nil {
-			anchor = m
-			break
-		}
-	}
-	switch anchor.(type) {
-	case *llm.UserMessage, *session.BashExecution, *session.CustomMessage, *session.BranchSummaryMessage:
-	default:
+	// The cut point the keep-recent walk chose is the next entry of the
+	// projection the model sees.
+	next := slices.IndexFunc(proj.nodes[at:], func(n node) bool { return n.visible() })
+	if next < 0 || !proj.nodes[at+next].turnStart() {
 		return false
 	}
 	want.IsSplitTurn = false

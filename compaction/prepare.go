@@ -51,30 +51,48 @@ func (p *Preparation) ModifiedFiles() []string { _, m := p.FileOps.Lists(); retu
 // node is one entry of the projection with the message it shows the model.
 type node struct {
 	entry *session.Entry
-	msg   session.Message // nil when the entry is not in the model's context
-	// tokens is the message's estimate (chars/4) plus one, or 0 when it has
-	// not been computed yet (see [projection.tokens]).
+	// msg is what the model sees of the entry: nil for metadata, an empty
+	// branch summary, a context edit, an entry one hides, or an older
+	// compaction inside the latest's kept range; the summary for the
+	// latest compaction (which also shows the projection's lead, its
+	// system state); else its one message.
+	msg session.Message
+	// tokens is the messages' estimate (chars/4) plus one, or 0 when it
+	// has not been computed yet (see [projection.tokens]).
 	tokens int
 }
 
 // visible reports whether the model sees the entry.
 func (n *node) visible() bool { return n.msg != nil }
 
-// cutPoint reports whether the kept part may start at the entry: a message
-// the model sees that is not a tool result (which must stay with its call)
-// and not a summary of an earlier compaction.
+// compaction reports whether the entry is a compaction, which is never a
+// cut point or a turn start, and which stops the scan-back.
+func (n *node) compaction() bool { return n.entry.Type == session.TypeCompaction }
+
+// cutPoint reports whether the kept part may start at the entry: one the
+// model sees as a user, assistant, bash execution, custom or summary
+// message (pi 1.6's isCutPointMessage), never a tool result (which must
+// stay with its call), a system message or a compaction.
 func (n *node) cutPoint() bool {
-	switch n.msg.(type) {
-	case nil, *llm.ToolResultMessage, *session.CompactionSummaryMessage, *session.UnknownMessage:
+	if n.compaction() {
 		return false
 	}
-	return true
+	switch n.msg.(type) {
+	case *llm.UserMessage, *llm.AssistantMessage, *session.BashExecution, *session.CustomMessage,
+		*session.BranchSummaryMessage, *session.CompactionSummaryMessage:
+		return true
+	}
+	return false
 }
 
 // turnStart reports whether a turn begins at the entry: user messages,
 // bash executions, custom messages and summaries (pi 1.6, C6a/C6b).
-// Assistant messages and tool results continue a turn.
+// Assistant messages and tool results continue a turn; a compaction entry
+// starts none.
 func (n *node) turnStart() bool {
+	if n.compaction() {
+		return false
+	}
 	switch n.msg.(type) {
 	case *llm.UserMessage, *session.BashExecution, *session.CustomMessage,
 		*session.BranchSummaryMessage, *session.CompactionSummaryMessage:
@@ -84,24 +102,31 @@ func (n *node) turnStart() bool {
 }
 
 // projection is the path as the model sees it: the latest compaction, the
-// entries it kept, then the entries after it (pi 1.6). Invisible entries
-// (metadata) stay in it, because the cut may be pulled back onto them.
+// entries it kept, then the entries after it (pi 1.6, see
+// [session.Context.Projection]). Invisible entries (metadata, context
+// edits and what they hide, older compactions) stay in it, because the cut
+// may be pulled back onto them or stopped by them.
 type projection struct {
+	ctx   session.Context
 	nodes []node
+	// lead is the latest compaction's system state, which the model sees
+	// before its summary (nodes[0]), or nil.
+	lead session.Message
 	// start is the first index eligible for summarizing: 1 after a
-	// compaction (the compaction itself is node 0), else 0.
+	// compaction the model sees (the compaction itself is node 0), else 0.
 	start int
 	// after is the index of the first node that comes after the latest
 	// compaction on the path (len(nodes) when there is none).
 	after int
-	// compaction is the latest compaction on the path, or nil.
+	// compaction is the latest compaction on the path when the model sees
+	// it (a context edit may hide it), or nil.
 	compaction *session.CompactionEntry
 }
 
 // tokens returns node i's estimate, computing it on first use: a
 // preparation usually needs only the newest messages' estimates (the
-// keep-recent walk and tokensBefore stop early), and counting the
-// characters of a long history costs as much as reading it.
+// keep-recent walk stops early), and counting the characters of a long
+// history costs as much as reading it.
 func (p *projection) tokens(i int) int {
 	n := &p.nodes[i]
 	if n.tokens == 0 {
@@ -109,62 +134,48 @@ func (p *projection) tokens(i int) int {
 		if n.msg != nil {
 			n.tokens += session.EstimateTokens(n.msg)
 		}
+		if i == 0 && p.lead != nil {
+			n.tokens += session.EstimateTokens(p.lead)
+		}
 	}
 	return n.tokens - 1
 }
 
-// project builds the projection of path. The messages are those of
-// [session.BuildContext] (decoded on every core, and not decoded again when
-// the caller built the same context and still holds it); the projection
-// adds the entries the model does not see in between. Compactions older
-// than the latest that fall inside its kept range are left out: the model
-// never sees them, because the latest summary folds them in.
+// project builds the projection of path from [session.BuildContext] (whose
+// messages are decoded on every core, and not decoded again when the
+// caller built the same context and still holds it).
 func project(path []*session.Entry) (*projection, error) {
 	ctx, err := session.BuildContext(path)
 	if err != nil {
 		return nil, err
 	}
-	latest := -1
-	for i := len(path) - 1; i >= 0; i-- {
-		if path[i].Type == session.TypeCompaction {
-			latest = i
-			break
-		}
-	}
-	p := &projection{nodes: make([]node, 0, len(path))}
-	next := 0 // the next of ctx's messages to place
-	add := func(e *session.Entry) {
+	p := &projection{ctx: ctx, nodes: make([]node, 0, len(path))}
+	for e, msgs := range ctx.Projection() {
 		n := node{entry: e}
-		if next < len(ctx.Entries) && ctx.Entries[next] == e {
-			n.msg = ctx.Messages[next]
-			next++
+		switch {
+		case len(msgs) == 2 && len(p.nodes) == 0:
+			p.lead, n.msg = msgs[0], msgs[1]
+		case len(msgs) == 1:
+			n.msg = msgs[0]
+		case len(msgs) > 1:
+			return nil, fmt.Errorf("entry %s shows the model %d messages", e.ID, len(msgs))
 		}
 		p.nodes = append(p.nodes, n)
 	}
-	tail := path
-	if latest >= 0 {
-		payload, err := path[latest].Payload()
+	p.after = len(p.nodes)
+	for i := len(path) - 1; i >= 0; i-- {
+		if path[i].Type == session.TypeCompaction {
+			p.after = len(p.nodes) - (len(path) - 1 - i)
+			break
+		}
+	}
+	if len(p.nodes) > 0 && p.nodes[0].compaction() && p.nodes[0].visible() {
+		payload, err := p.nodes[0].entry.Payload()
 		if err != nil {
 			return nil, err
 		}
 		p.compaction = payload.(*session.CompactionEntry)
-		add(path[latest])
 		p.start = 1
-		if kept := session.KeptStart(path, latest); kept >= 0 {
-			for _, e := range path[kept:latest] {
-				if e.Type != session.TypeCompaction {
-					add(e)
-				}
-			}
-		}
-		tail = path[latest+1:]
-	}
-	p.after = len(p.nodes)
-	for _, e := range tail {
-		add(e)
-	}
-	if next != len(ctx.Entries) {
-		return nil, fmt.Errorf("the context does not follow the path (%d of %d messages placed)", next, len(ctx.Entries))
 	}
 	return p, nil
 }
@@ -173,9 +184,9 @@ func project(path []*session.Entry) (*projection, error) {
 type cut struct {
 	// first is the index of the first kept node (after the scan-back).
 	first int
-	// anchor is the cut point the keep-recent walk chose, before the
-	// scan-back pulled preceding invisible entries into the kept part; -1
-	// when the span has no cut point.
+	// anchor is the cut the keep-recent walk chose, before the scan-back
+	// pulled preceding invisible entries into the kept part; -1 when the
+	// span has no cut point.
 	anchor int
 	// turnStart is the index where the split turn begins, or -1.
 	turnStart int
@@ -183,23 +194,31 @@ type cut struct {
 }
 
 // findCut chooses the first kept node in nodes[start:] so that roughly
-// keepRecent tokens stay verbatim (pi 1.6's findCutPoint on the projection):
+// keepRecent tokens stay verbatim (pi 1.6's cut on the projection):
 //
-//  1. Walk from the newest node back, adding each node's tokens; at the
-//     node where the sum reaches keepRecent, the cut is the first cut point
-//     at or after it. If there is none (the newest tool results alone
-//     exceed the budget), the cut is the last cut point, so their assistant
-//     is kept and the rest summarized (C7b). If the sum never reaches
-//     keepRecent, the cut is the first cut point: everything is kept.
-//  2. Scan back: invisible entries right before the cut (model or thinking
-//     changes, labels, empty branch summaries) join the kept part; the scan
-//     stops at any entry the model sees (C7c).
-//  3. The turn is split when the chosen cut point is not a turn start: the
+//  1. Walk from the newest node back, adding each node's tokens (system
+//     messages included); at the node where the sum reaches keepRecent,
+//     the cut is the first cut point at or after it. If there is none (the
+//     newest tool results alone exceed the budget), the cut is the last
+//     cut point, so their assistant is kept and the rest summarized (C7b).
+//     If the sum never reaches keepRecent, the cut is the first cut point:
+//     everything is kept.
+//  2. When the sum was reached and everything after the cut is a failed
+//     attempt the model no longer sees (a hidden assistant reply, with
+//     its hidden tool results and the context edits hiding them, and
+//     nothing else the model could see), the cut moves to the entry after
+//     it: the last input is then the turn's beginning (pi 1.6, for the
+//     recovery from an overflowing or cut-off reply).
+//  3. Scan back: invisible entries right before the cut (model or thinking
+//     changes, labels, empty branch summaries, context edits and what they
+//     hide) join the kept part; the scan stops at any entry the model sees
+//     (C7c) and at a compaction (an older one inside the kept range).
+//  4. The turn is split when the cut (of step 2) is not a turn start: the
 //     turn's beginning, found by walking back to the nearest turn start,
-//     becomes the turn prefix. Prime decides this on the chosen cut point,
-//     not on the entry the scan-back moved to: pi decides on the latter and
-//     so calls a complete previous turn a split-turn prefix whenever a
-//     metadata entry precedes a user message (pi-reference §10.1 #6).
+//     becomes the turn prefix. Prime decides this on that cut, not on the
+//     entry the scan-back moved to: pi decides on the latter and so calls
+//     a complete previous turn a split-turn prefix whenever a metadata
+//     entry precedes a user message (pi-reference §10.1 #6).
 func findCut(p *projection, start, keepRecent int) cut {
 	nodes := p.nodes
 	end := len(nodes)
@@ -226,11 +245,14 @@ func findCut(p *projection, start, keepRecent int) cut {
 			} else {
 				anchor = points[len(points)-1]
 			}
+			if omittedAttempt(nodes[anchor+1 : end]) {
+				anchor++
+			}
 			break
 		}
 	}
 	c := cut{first: anchor, anchor: anchor, turnStart: -1}
-	for c.first > start && !nodes[c.first-1].visible() {
+	for c.first > start && !nodes[c.first-1].compaction() && !nodes[c.first-1].visible() {
 		c.first--
 	}
 	if !nodes[anchor].turnStart() {
@@ -244,14 +266,80 @@ func findCut(p *projection, start, keepRecent int) cut {
 	return c
 }
 
-// spanMessages returns the messages of nodes to summarize: every message the
-// model sees, except messages of roles Prime does not know (pi 1.6 never
-// summarizes system messages; an unknown role is treated alike).
+// omittedAttempt reports whether suffix, the entries after a cut, is a
+// failed attempt the model no longer sees (pi 1.6's recovery-omission
+// suffix): every entry that would show the model something is hidden by a
+// context edit, one of them is an assistant message, none is a
+// compaction, and no edit in it replaces the content of an entry outside
+// what it hides.
+func omittedAttempt(suffix []node) bool {
+	assistant := false
+	for i := range suffix {
+		n := &suffix[i]
+		if n.compaction() {
+			return false
+		}
+		if !shows(n.entry) {
+			continue
+		}
+		if n.visible() {
+			return false
+		}
+		if role, err := n.entry.MessageRole(); err == nil && role == llm.RoleAssistant {
+			assistant = true
+		}
+	}
+	if !assistant {
+		return false
+	}
+	omitted := map[string]bool{}
+	for i := range suffix {
+		if n := &suffix[i]; shows(n.entry) {
+			omitted[n.entry.ID] = true
+		}
+	}
+	for i := range suffix {
+		e := suffix[i].entry
+		if e.Type != session.TypeContextEdit {
+			continue
+		}
+		p, err := e.Payload()
+		if err != nil {
+			return false
+		}
+		if edit := p.(*session.ContextEditEntry); edit.Replacement != nil && !omitted[edit.TargetID] {
+			return false
+		}
+	}
+	return true
+}
+
+// shows reports whether an entry would show the model something were it
+// not hidden: a message, a custom message, a non-empty branch summary, a
+// compaction.
+func shows(e *session.Entry) bool {
+	switch e.Type {
+	case session.TypeMessage, session.TypeCustomMessage, session.TypeCompaction:
+		return true
+	case session.TypeBranchSummary:
+		m, err := session.ContextMessage(e)
+		return err == nil && m != nil
+	}
+	return false
+}
+
+// spanMessages returns the messages of nodes to summarize: every message
+// the model sees, except system messages (pi 1.6: prompt state, which the
+// compaction entry carries), the summary of a compaction, and messages of
+// roles Prime does not know.
 func spanMessages(nodes []node) []session.Message {
 	out := make([]session.Message, 0, len(nodes))
 	for i := range nodes {
+		if nodes[i].compaction() {
+			continue
+		}
 		switch nodes[i].msg.(type) {
-		case nil, *session.UnknownMessage:
+		case nil, *session.SystemMessage, *session.UnknownMessage:
 			continue
 		}
 		out = append(out, nodes[i].msg)
@@ -331,7 +419,7 @@ func Prepare(path []*session.Entry, s Settings) (*Preparation, error) {
 	}
 	for i := proj.start; i < spanEnd; i++ {
 		n := &nodes[i]
-		if n.entry.Type == session.TypeBranchSummary {
+		if n.entry.Type == session.TypeBranchSummary && n.visible() {
 			addBranchSummaryFiles(&files, n.entry)
 		}
 		if n.msg != nil {
@@ -383,29 +471,10 @@ func nothingToCompact(proj *projection, s Settings) error {
 }
 
 // tokensBefore estimates the context the compaction replaces, as pi 1.6
-// does (C5): the context the model sees (the projection's messages) sized
-// by the newest valid usage plus chars/4 for what follows it; but when that
-// usage belongs to a message at or before the latest compaction (a kept
-// message, typically right after a compaction), it measured a context that
-// no longer exists, so every message is estimated instead.
+// does (C5): [session.Context.EstimateNext], the newest valid usage plus
+// chars/4 for what follows it, unless that usage comes from before the
+// latest context edit or compaction, in which case every message is
+// estimated (the system state once).
 func tokensBefore(proj *projection) int {
-	total := 0
-	for i := len(proj.nodes) - 1; i >= 0; i-- {
-		n := &proj.nodes[i]
-		if n.msg == nil {
-			continue
-		}
-		if u, ok := session.ValidUsage(n.msg); ok {
-			if i < proj.after {
-				break // distrusted: estimate everything
-			}
-			return u.ContextTokens() + total
-		}
-		total += proj.tokens(i)
-	}
-	total = 0
-	for i := range proj.nodes {
-		total += proj.tokens(i)
-	}
-	return total
+	return proj.ctx.EstimateNext().Tokens
 }

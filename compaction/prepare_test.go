@@ -126,6 +126,51 @@ func TestPrepareTable(t *testing.T) {
 			name: "span starts mid-turn", path: "u1:40 a1:40 a2:40 C1(keep a2) a3:40 a4:400", keep: 100,
 			firstKept: "a4", history: []string{"a2", "a3"},
 		},
+		{
+			// pi 1.6: a system message counts in the walk (the cut falls
+			// on a1 because of it) but is neither a cut point nor
+			// summarized.
+			name: "system message counts, is not summarized", path: "S0:400 u1:40 a1:40 u2:40 a2:400", keep: 115,
+			firstKept: "a1", split: true, prefix: []string{"u1"},
+		},
+		{
+			// A system patch where the walk stops: the cut is the next cut
+			// point, and the scan-back stops at the patch, which the model
+			// sees; the compaction's system state carries it on.
+			name: "system patch before the cut", path: "u0:40 a1:40 S2:400 u3:40 a4:40", keep: 110,
+			firstKept: "u3", history: []string{"u0", "a1"},
+		},
+		{
+			name: "a hidden entry is invisible", path: "u0:40 a1:400 H2(a1) a3:40 u4:40 a5:400", keep: 110,
+			firstKept: "u4", history: []string{"u0", "a3"},
+		},
+		{
+			// The scan-back crosses the edit and what it hides; as for
+			// metadata, Prime does not make the turn before a split (#6).
+			name: "scan-back over a hidden attempt", path: "u0:40 a1:40 u2:40 a3:400 H4(a3) u5:40 a6:400", keep: 110,
+			firstKept: "a3", history: []string{"u0", "a1", "u2"},
+		},
+		{
+			name: "a replaced entry counts and shows its replacement", path: "u0:40 a1:4000 R2:40(a1) u3:40 a4:40", keep: 15,
+			firstKept: "R2", history: []string{"u0", "R2"},
+		},
+		{
+			// pi 1.6's recovery: what follows the cut is a failed attempt
+			// the model no longer sees, so the cut moves past the last
+			// input, which becomes the split turn's prefix.
+			name: "a trailing hidden attempt", path: "u0:40 a1:40 u2:400 a3:40 H4(a3)", keep: 50,
+			firstKept: "a3", split: true, history: []string{"u0", "a1"}, prefix: []string{"u2"},
+		},
+		{
+			name: "a trailing attempt the model sees", path: "u0:40 a1:40 u2:400 a3:40", keep: 50,
+			firstKept: "u2", history: []string{"u0", "a1"},
+		},
+		{
+			// An edit there that replaces an entry outside the attempt
+			// is not part of one: the cut stays.
+			name: "a trailing hidden attempt and a replacement", path: "u0:40 a1:40 u2:400 a3:40 H4(a3) R5:4(u0)", keep: 50,
+			firstKept: "u2", history: []string{"R5", "a1"},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -334,7 +379,7 @@ func TestPrepareRepeatedCompaction(t *testing.T) {
 	if p.PreviousSummary != "First summary" {
 		t.Errorf("previousSummary = %q", p.PreviousSummary)
 	}
-	text := renderTranscript(append(slices.Clone(p.MessagesToSummarize), p.TurnPrefixMessages...), transcriptOptions{toolBodies: 3})
+	text := renderTranscript(append(slices.Clone(p.MessagesToSummarize), p.TurnPrefixMessages...), TranscriptOptions{ToolBodies: 3})
 	for _, want := range []string{"u2 x", "u3 x"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("summarized text lacks %q", want)
@@ -372,11 +417,17 @@ func TestPrepareFileOps(t *testing.T) {
 	t.Run("branch summary details and nested calls", func(t *testing.T) {
 		b := newBuilder(t).parse("u0:40")
 		b.add("s1", &session.BranchSummaryEntry{FromID: "x", Summary: "branch", Details: []byte(`{"readFiles":["b-read.go"],"modifiedFiles":["b-mod.go"]}`)})
-		b.assistant("a2", []llm.Content{call("c1", "script", `{"code":"..."}`)}, llm.Usage{})
+		b.assistant("a2", []llm.Content{call("c1", "script", `{"code":"..."}`), call("c2", "script", `{"code":"..."}`)}, llm.Usage{})
+		// pi 1.6's record is the result's own nestedCalls; details are the
+		// tool's and say nothing about files.
 		b.add("r3", &session.MessageEntry{Message: &llm.ToolResultMessage{ToolCallID: "c1", ToolName: "script",
 			Content: []llm.Content{llm.Text{Text: "r3"}},
-			Details: []byte(`{"nestedCalls":[{"name":"edit","arguments":{"path":"nested.go"}},{"name":"read","arguments":{"path":7}},"junk"]}`)}})
-		b.parse("u4:40 a5:400")
+			NestedCalls: []byte(`{"calls":[{"id":"n1","name":"edit","status":"ok","arguments":{"path":"nested.go"}},` +
+				`{"name":"read","arguments":{"path":7}},{"name":"read","argumentsBytes":90000,"status":"ok"},{"name":"write","arguments":{"path":""}},"junk",null],"complete":false}`),
+			Details: []byte(`{"nestedCalls":[{"name":"edit","arguments":{"path":"details.go"}}]}`)}})
+		b.add("r4", &session.MessageEntry{Message: &llm.ToolResultMessage{ToolCallID: "c2", ToolName: "script",
+			Content: []llm.Content{llm.Text{Text: "r4"}}, NestedCalls: []byte(`{"calls":{"name":"read"}}`)}})
+		b.parse("u5:40 a6:400")
 		p := mustPrepare(t, b.path, keep(100))
 		want := FileOps{Read: []string{"b-read.go"}, Written: []string{}, Edited: []string{"b-mod.go", "nested.go"}}
 		if diff := cmp.Diff(want, p.FileOps); diff != "" {

@@ -138,13 +138,13 @@ func TestSplitTurnLayout(t *testing.T) {
 	if splitTurnSeparator != "\n\n---\n\n**Earlier part of the current turn (the turn was split):**\n\n" {
 		t.Errorf("separator changed: %q", splitTurnSeparator)
 	}
-	if got := formatFileLists([]string{"x.ts"}, nil); got != "\n\n<read-files>\nx.ts\n</read-files>" {
+	if got := FormatFileLists([]string{"x.ts"}, nil); got != "\n\n<read-files>\nx.ts\n</read-files>" {
 		t.Errorf("read only: %q", got)
 	}
-	if got := formatFileLists([]string{"a", "b"}, []string{"c"}); got != "\n\n<read-files>\na\nb\n</read-files>\n\n<modified-files>\nc\n</modified-files>" {
+	if got := FormatFileLists([]string{"a", "b"}, []string{"c"}); got != "\n\n<read-files>\na\nb\n</read-files>\n\n<modified-files>\nc\n</modified-files>" {
 		t.Errorf("both: %q", got)
 	}
-	if got := formatFileLists(nil, nil); got != "" {
+	if got := FormatFileLists(nil, nil); got != "" {
 		t.Errorf("none: %q", got)
 	}
 	if !strings.HasPrefix(branchPreamble, "The user explored") || strings.Count(branchPreamble, "\n") != 3 || !strings.HasSuffix(branchPreamble, ":\n\n") {

@@ -49,6 +49,8 @@ func propertySessions(t *testing.T) []propertySession {
 		{"images", sessiongen.Options{Entries: 500, ImageRate: 0.3, ContextWindow: 50000}},
 		{"small-texts", sessiongen.Options{Entries: 700, SizeScale: 0.2, ContextWindow: 20000, KeepRecentTokens: 2000}},
 		{"trailing-huge", sessiongen.Options{Entries: 300, TrailingHugeResults: 3, NoCompactions: true}},
+		{"pi16", sessiongen.Options{Entries: 700, ContextWindow: 60000, Pi16: true}},
+		{"pi16-branches", sessiongen.Options{Entries: 700, BranchRate: 0.25, ContextWindow: 40000, Pi16: true}},
 	}
 	var out []propertySession
 	for _, k := range kinds {
@@ -105,9 +107,16 @@ func TestPropertyNothingLost(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			visible := before.Messages
-			if len(visible) > 0 && before.Entries[0].Type == session.TypeCompaction {
-				visible = visible[1:]
+			// What a compaction may summarize or keep: the messages but
+			// the previous summary and the system messages (prompt state,
+			// which the compaction entry carries instead).
+			var visible []session.Message
+			for _, m := range before.Messages {
+				switch m.(type) {
+				case *session.CompactionSummaryMessage, *session.SystemMessage:
+					continue
+				}
+				visible = append(visible, m)
 			}
 			for _, k := range keepsFor(t, path) {
 				cases++

@@ -122,7 +122,7 @@ func TestModelOneCall(t *testing.T) {
 			t.Fatalf("%d requests", len(reqs))
 		}
 		want := promptText(promptInput{kind: kindHistory,
-			transcript: renderTranscript(a4Span(), transcriptOptions{reasoning: !isClaudeFamily(model), toolBodies: DefaultToolBodies})})
+			transcript: renderTranscript(a4Span(), TranscriptOptions{Reasoning: !isClaudeFamily(model), ToolBodies: DefaultToolBodies})})
 		if reqs[0].System() != systemPrompt || reqs[0].LastUserText() != want {
 			t.Errorf("request sent:\n%s\n---\n%s", reqs[0].System(), reqs[0].LastUserText())
 		}
@@ -492,7 +492,7 @@ func TestModelSplitTurn(t *testing.T) {
 			if p.max.Load() != 1 {
 				t.Error("the two requests overlapped")
 			}
-			want := "## Goal\n- history" + splitTurnSeparator + "## Turn Request\n- what is left" + formatFileLists(prep.FileOps.Lists())
+			want := "## Goal\n- history" + splitTurnSeparator + "## Turn Request\n- what is left" + FormatFileLists(prep.FileOps.Lists())
 			if res.Summary != want {
 				t.Errorf("summary:\n%s\nwant:\n%s", res.Summary, want)
 			}

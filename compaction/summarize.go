@@ -240,8 +240,10 @@ func (s *summarizer) reasoning() llm.ThinkingLevel {
 }
 
 // transcriptOptions projects for this summarizer with n tool bodies.
-func (s *summarizer) transcriptOptions(n int) transcriptOptions {
-	return transcriptOptions{reasoning: !isClaudeFamily(s.opts.Model), toolBodies: n}
+func (s *summarizer) transcriptOptions(n int) TranscriptOptions {
+	o := TranscriptOptionsFor(s.opts.Model)
+	o.ToolBodies = n
+	return o
 }
 
 // request builds the request for one prompt.
@@ -642,7 +644,7 @@ func finish(files FileOps, fb *fallback) (fileLists string, details jsontext.Val
 	if fb != nil {
 		d.Summarizer, d.DeterministicReason = SummarizerDeterministic, fb.reason
 	}
-	return formatFileLists(readFiles, modifiedFiles), d.Encode()
+	return FormatFileLists(readFiles, modifiedFiles), d.Encode()
 }
 
 // offline reports that no model is available and returns the fallback.
@@ -653,12 +655,8 @@ func (s *summarizer) offline() *fallback {
 
 // compactSummary produces the summary text (without file lists).
 func (s *summarizer) compactSummary(ctx context.Context, prep *Preparation) (string, *fallback, error) {
-	history, prefix := prep.MessagesToSummarize, prep.TurnPrefixMessages
-	split := prep.IsSplitTurn && len(prefix) > 0
-	if !split {
-		history = append(history[:len(history):len(history)], prefix...) // a split without prefix is no split
-		prefix = nil
-	}
+	history, prefix := prep.spans()
+	split := len(prefix) > 0
 	// The previous summary's file lists are recomputed and appended again
 	// below; a copy inside the summary would repeat them.
 	previous := stripFileLists(prep.PreviousSummary)

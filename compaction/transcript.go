@@ -29,37 +29,57 @@ const (
 	emptyToolErrorBody    = "(no output)"
 )
 
-// transcriptOptions say how a span is projected into summary-request text.
-type transcriptOptions struct {
-	// reasoning keeps readable assistant reasoning as [Assistant reasoning]
-	// lines; false for Claude-family summarizers.
-	reasoning bool
-	// toolBodies is how many of the newest tool results keep their body.
-	toolBodies int
+// TranscriptOptions say how messages are projected into the transcript a
+// summarizer reads.
+type TranscriptOptions struct {
+	// Reasoning keeps readable assistant reasoning as [Assistant reasoning]
+	// parts. Prime leaves it out for Claude-family summarizers, which
+	// reject earlier reasoning replayed as text (see [TranscriptOptionsFor]).
+	Reasoning bool `json:"reasoning"`
+	// ToolBodies is how many of the newest shown tool results keep their
+	// body; older ones read [tool result]. Prime's requests start with
+	// [DefaultToolBodies] and keep fewer only when a request does not fit.
+	// Zero or less keeps none.
+	ToolBodies int `json:"toolBodies"`
 }
 
-// renderTranscript projects messages (agent messages, converted as the model
-// would see them by [session.ToLLM]) into the transcript a summarizer reads,
-// the spec's "Message Serialization". Parts are separated by a blank line:
+// TranscriptOptionsFor returns the options of Prime's own summary requests
+// to the summarizer m (as long as the conversation fits its window):
+// reasoning kept unless m is Claude-family, and the newest
+// [DefaultToolBodies] tool-result bodies. The zero model (no summarizer
+// known) keeps reasoning.
+func TranscriptOptionsFor(m llm.Model) TranscriptOptions {
+	return TranscriptOptions{Reasoning: !isClaudeFamily(m), ToolBodies: DefaultToolBodies}
+}
+
+// Transcript serializes provider messages into the text a summarizer reads:
+// the spec's "Converting Messages to Text" (pi's serializeConversation),
+// exactly as Prime's own summary requests hold it inside <conversation>
+// tags. Agent messages become provider messages with [session.ToLLM] first,
+// as Prime's summarizer converts them:
+//
+//	text := compaction.Transcript(session.ToLLM(prep.MessagesToSummarize), compaction.TranscriptOptionsFor(model))
+//
+// Parts are separated by a blank line:
 //
 //	[User]: text                       (text blocks joined; images as [image])
-//	[Assistant reasoning]: thinking    (only with opts.reasoning)
+//	[Assistant reasoning]: thinking    (only with opts.Reasoning)
 //	[Assistant]: text
 //	[Assistant tool calls]: name#id(key=<json>, ...); name#id(...)
 //	[Tool result name#id error=false]: body
 //
 // Tool results are dropped when useless (no text but white space, no image,
 // and not an error) or orphaned (no call with their id earlier in messages).
-// Only the newest opts.toolBodies results keep their body, each bounded to
-// its head and tail; older ones read [tool result]. It reads the messages
-// and builds new text; nothing in them is changed.
-func renderTranscript(messages []session.Message, opts transcriptOptions) string {
-	llmMsgs := session.ToLLM(messages)
+// Only the newest opts.ToolBodies shown results keep their body, each bounded
+// to its first and last 2,000 UTF-16 units; older ones read [tool result].
+// Redacted reasoning is never shown. Messages of other types are skipped.
+// It reads the messages and builds new text; nothing in them is changed.
+func Transcript(messages []llm.Message, opts TranscriptOptions) string {
 
 	// Which tool results are shown, and which of those keep a body.
 	calls := make(map[string]string) // call id → tool name
-	shown := make([]bool, len(llmMsgs))
-	for i, m := range llmMsgs {
+	shown := make([]bool, len(messages))
+	for i, m := range messages {
 		switch m := m.(type) {
 		case *llm.AssistantMessage:
 			for _, c := range m.Content {
@@ -72,8 +92,8 @@ func renderTranscript(messages []session.Message, opts transcriptOptions) string
 			shown[i] = called && !uselessResult(m)
 		}
 	}
-	bodies := make([]bool, len(llmMsgs))
-	for i, left := len(llmMsgs)-1, opts.toolBodies; i >= 0 && left > 0; i-- {
+	bodies := make([]bool, len(messages))
+	for i, left := len(messages)-1, opts.ToolBodies; i >= 0 && left > 0; i-- {
 		if shown[i] {
 			bodies[i] = true
 			left--
@@ -89,7 +109,7 @@ func renderTranscript(messages []session.Message, opts transcriptOptions) string
 		b.WriteString(": ")
 		b.WriteString(text)
 	}
-	for i, m := range llmMsgs {
+	for i, m := range messages {
 		switch m := m.(type) {
 		case *llm.UserMessage:
 			if text := contentText(m.Content); text != "" {
@@ -111,7 +131,7 @@ func renderTranscript(messages []session.Message, opts transcriptOptions) string
 					toolCalls = append(toolCalls, formatToolCall(c))
 				}
 			}
-			if opts.reasoning && len(thinking) > 0 {
+			if opts.Reasoning && len(thinking) > 0 {
 				part("[Assistant reasoning]", strings.Join(thinking, "\n"))
 			}
 			if len(texts) > 0 {
@@ -141,6 +161,47 @@ func renderTranscript(messages []session.Message, opts transcriptOptions) string
 		}
 	}
 	return b.String()
+}
+
+// renderTranscript is [Transcript] of agent messages, converted as the
+// model sees them by [session.ToLLM].
+func renderTranscript(messages []session.Message, opts TranscriptOptions) string {
+	return Transcript(session.ToLLM(messages), opts)
+}
+
+// spans returns the two spans [Compact] summarizes: the history and, for a
+// split turn, the turn's first part. A preparation that is not split, or
+// whose split has no prefix, is summarized as one history: the turn prefix
+// (if any) follows the messages to summarize.
+func (p *Preparation) spans() (history, turnPrefix []session.Message) {
+	history, turnPrefix = p.MessagesToSummarize, p.TurnPrefixMessages
+	if !p.IsSplitTurn || len(turnPrefix) == 0 {
+		return append(history[:len(history):len(history)], turnPrefix...), nil
+	}
+	return history, turnPrefix
+}
+
+// Transcripts returns the transcripts ([Transcript]) of what [Compact]
+// summarizes for p: the history, and the first part of a split turn ("" when
+// the turn is not split; a prefix given without a split is part of the
+// history, as Compact treats it). With [TranscriptOptionsFor] the
+// summarizer, they are the texts of Prime's own requests whenever each span
+// fits one request with all its tool bodies; Prime shrinks or folds a span
+// that does not.
+func (p *Preparation) Transcripts(opts TranscriptOptions) (history, turnPrefix string) {
+	h, t := p.spans()
+	if len(t) > 0 {
+		turnPrefix = renderTranscript(t, opts)
+	}
+	return renderTranscript(h, opts), turnPrefix
+}
+
+// Transcript returns the transcript ([Transcript]) of the branch messages
+// [SummarizeBranch] summarizes: those within the budget. With
+// [TranscriptOptionsFor] the summarizer, it is the text of Prime's own
+// request when the messages fit one request with all their tool bodies.
+func (p *BranchPreparation) Transcript(opts TranscriptOptions) string {
+	return renderTranscript(p.Messages, opts)
 }
 
 // uselessResult reports a tool result that tells the summarizer nothing: no
@@ -253,6 +314,11 @@ func utf16Suffix(s string, n int) (string, int) {
 // tokensOf estimates text's size in tokens with the same chars/4 rule as the
 // session's estimates.
 func tokensOf(s string) int { return (llm.UTF16Len(s) + 3) / 4 }
+
+// TranscriptTokens estimates a transcript's size in tokens as Prime sizes
+// its summary requests: UTF-16 code units divided by 4, rounded up (the rule
+// of [session.EstimateTokens]).
+func TranscriptTokens(text string) int { return tokensOf(text) }
 
 // isClaudeFamily reports whether a summarizer model is one of Anthropic's
 // Claude models, which reject earlier reasoning replayed as text: served

@@ -9,6 +9,7 @@ import (
 
 	"github.com/prime-agent/prime/internal/golden"
 	"github.com/prime-agent/prime/llm"
+	"github.com/prime-agent/prime/llm/llmtest"
 	"github.com/prime-agent/prime/session"
 )
 
@@ -52,15 +53,15 @@ func a4Span() []session.Message {
 }
 
 func TestTranscriptGolden(t *testing.T) {
-	golden.Check(t, "transcript.golden", renderTranscript(a4Span(), transcriptOptions{reasoning: true, toolBodies: 3}))
-	golden.Check(t, "transcript-claude.golden", renderTranscript(a4Span(), transcriptOptions{reasoning: false, toolBodies: 3}))
+	golden.Check(t, "transcript.golden", renderTranscript(a4Span(), TranscriptOptions{Reasoning: true, ToolBodies: 3}))
+	golden.Check(t, "transcript-claude.golden", renderTranscript(a4Span(), TranscriptOptions{Reasoning: false, ToolBodies: 3}))
 }
 
 func TestTranscriptRules(t *testing.T) {
 	tests := []struct {
 		name    string
 		msgs    []session.Message
-		opts    transcriptOptions
+		opts    TranscriptOptions
 		want    []string // substrings that must appear
 		notWant []string
 	}{
@@ -77,32 +78,32 @@ func TestTranscriptRules(t *testing.T) {
 		{
 			name: "orphaned result dropped, also when its call comes later",
 			msgs: []session.Message{resultMsg("c1", "read", "early", false), assistantMsg(call("c1", "read", `{"path":"a"}`))},
-			opts: transcriptOptions{toolBodies: 3}, notWant: []string{"early", "[Tool result"},
+			opts: TranscriptOptions{ToolBodies: 3}, notWant: []string{"early", "[Tool result"},
 		},
 		{
 			name: "result without a call id is orphaned",
 			msgs: []session.Message{assistantMsg(call("", "read", `{}`)), resultMsg("", "read", "body", false)},
-			opts: transcriptOptions{toolBodies: 3}, notWant: []string{"body"},
+			opts: TranscriptOptions{ToolBodies: 3}, notWant: []string{"body"},
 		},
 		{
 			name: "useless result dropped; white space only",
 			msgs: []session.Message{assistantMsg(call("c1", "read", `{}`)), resultMsg("c1", "read", " \t\n", false)},
-			opts: transcriptOptions{toolBodies: 3}, notWant: []string{"[Tool result"},
+			opts: TranscriptOptions{ToolBodies: 3}, notWant: []string{"[Tool result"},
 		},
 		{
 			name: "empty error kept with a note",
 			msgs: []session.Message{assistantMsg(call("c1", "bash", `{}`)), resultMsg("c1", "bash", "", true)},
-			opts: transcriptOptions{toolBodies: 3}, want: []string{"[Tool result bash#c1 error=true]: (no output)"},
+			opts: TranscriptOptions{ToolBodies: 3}, want: []string{"[Tool result bash#c1 error=true]: (no output)"},
 		},
 		{
 			name: "image-only result kept",
 			msgs: []session.Message{assistantMsg(call("c1", "shot", `{}`)), &llm.ToolResultMessage{ToolCallID: "c1", ToolName: "shot", Content: []llm.Content{llm.Image{}}}},
-			opts: transcriptOptions{toolBodies: 3}, want: []string{"[Tool result shot#c1 error=false]: [image]"},
+			opts: TranscriptOptions{ToolBodies: 3}, want: []string{"[Tool result shot#c1 error=false]: [image]"},
 		},
 		{
 			name: "reasoning kept for compatible models",
 			msgs: []session.Message{assistantMsg(llm.Thinking{Thinking: "hmm"}, llm.Text{Text: "ok"})},
-			opts: transcriptOptions{reasoning: true}, want: []string{"[Assistant reasoning]: hmm\n\n[Assistant]: ok"},
+			opts: TranscriptOptions{Reasoning: true}, want: []string{"[Assistant reasoning]: hmm\n\n[Assistant]: ok"},
 		},
 		{
 			name: "reasoning omitted for Claude",
@@ -153,7 +154,7 @@ func TestTranscriptToolBodies(t *testing.T) {
 		{1, []string{"body-five"}},
 		{0, nil},
 	} {
-		got := renderTranscript(msgs, transcriptOptions{toolBodies: tc.n})
+		got := renderTranscript(msgs, TranscriptOptions{ToolBodies: tc.n})
 		if c := strings.Count(got, "body-"); c != len(tc.kept) {
 			t.Errorf("n=%d: %d bodies kept, want %d:\n%s", tc.n, c, len(tc.kept), got)
 		}
@@ -176,7 +177,7 @@ func TestTranscriptToolBodies(t *testing.T) {
 func TestTranscriptBodyBound(t *testing.T) {
 	render := func(body string) string {
 		return renderTranscript([]session.Message{assistantMsg(call("c1", "read", `{}`)), resultMsg("c1", "read", body, false)},
-			transcriptOptions{toolBodies: 3})
+			TranscriptOptions{ToolBodies: 3})
 	}
 	long := strings.Repeat("h", 2500) + strings.Repeat("t", 2500)
 	got := render(long)
@@ -189,7 +190,7 @@ func TestTranscriptBodyBound(t *testing.T) {
 	}
 	// User and assistant text is never cut (§9.3 #27).
 	y := strings.Repeat("y", 5000)
-	got = renderTranscript([]session.Message{userMsg(llm.Text{Text: y}), assistantMsg(llm.Text{Text: y})}, transcriptOptions{})
+	got = renderTranscript([]session.Message{userMsg(llm.Text{Text: y}), assistantMsg(llm.Text{Text: y})}, TranscriptOptions{})
 	if strings.Count(got, y) != 2 {
 		t.Error("user or assistant text was cut")
 	}
@@ -209,8 +210,8 @@ func TestTranscriptLeavesInputUnchanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	snapshot := a4Span()
-	renderTranscript(msgs, transcriptOptions{reasoning: true, toolBodies: 1})
-	renderTranscript(msgs, transcriptOptions{toolBodies: 0})
+	renderTranscript(msgs, TranscriptOptions{Reasoning: true, ToolBodies: 1})
+	renderTranscript(msgs, TranscriptOptions{ToolBodies: 0})
 	after, _ := json.Marshal(msgs)
 	if string(before) != string(after) {
 		t.Error("the messages' JSON changed")
@@ -275,5 +276,95 @@ func TestRounds(t *testing.T) {
 	}
 	if rounds(nil) != nil {
 		t.Error("no messages, want no rounds")
+	}
+}
+
+// TestExportedTranscriptIsTheRequest: the exported serialization
+// (Transcript of session.ToLLM, Preparation.Transcripts,
+// BranchPreparation.Transcript, with TranscriptOptionsFor the summarizer) is
+// byte for byte the transcript of the requests the fake servers receive:
+// the history and the turn prefix of a split turn, and a branch, with
+// reasoning kept for an OpenAI-compatible model and left out for Claude.
+func TestExportedTranscriptIsTheRequest(t *testing.T) {
+	prefix := []session.Message{
+		userMsg(llm.Text{Text: "now the parser"}),
+		assistantMsg(llm.Thinking{Thinking: "the lexer first"}, call("p1", "read", `{"path":"lex.go"}`)),
+		resultMsg("p1", "read", "package lex", false),
+	}
+	reply := func(*llmtest.Request) llmtest.Reply {
+		return llmtest.Stream(llmtest.Text("## Goal\nSummarized."), llmtest.Usage(100, 10))
+	}
+	withFakes(t, func(t *testing.T, srv *llmtest.Server) {
+		srv.Handle(reply)
+		model := srv.Model()
+		opts := TranscriptOptionsFor(model)
+		if opts.Reasoning == (model.API == llm.APIAnthropicMessages) || opts.ToolBodies != DefaultToolBodies {
+			t.Fatalf("options for %s: %+v", model.API, opts)
+		}
+		prep := &Preparation{FirstKeptEntryID: "kept", MessagesToSummarize: a4Span(), TurnPrefixMessages: prefix, IsSplitTurn: true,
+			TokensBefore: 5000, Settings: DefaultSettings()}
+		if _, err := Compact(t.Context(), prep, Options{Provider: srv.Provider(), Model: model}); err != nil {
+			t.Fatal(err)
+		}
+		reqs := srv.Requests()
+		if len(reqs) != 2 {
+			t.Fatalf("%d requests, want the history's and the turn prefix's", len(reqs))
+		}
+		history, turnPrefix := prep.Transcripts(opts)
+		if got := llmtest.Conversation(t, reqs[0]); got != history {
+			t.Errorf("history request holds:\n%s\n\nTranscripts gives:\n%s", got, history)
+		}
+		if got := llmtest.Conversation(t, reqs[1]); got != turnPrefix {
+			t.Errorf("turn prefix request holds:\n%s\n\nTranscripts gives:\n%s", got, turnPrefix)
+		}
+		if got := Transcript(session.ToLLM(prep.MessagesToSummarize), opts); got != history {
+			t.Errorf("Transcript(ToLLM(history)) differs from the request:\n%s", got)
+		}
+		name := "transcript"
+		if !opts.Reasoning {
+			name = "transcript-claude"
+		}
+		golden.Check(t, name+".golden", history) // the same text as TestTranscriptGolden's
+		golden.Check(t, name+"-turn-prefix.golden", turnPrefix)
+
+		bp := &BranchPreparation{Messages: append(a4Span(), prefix...)}
+		if _, err := SummarizeBranch(t.Context(), bp, Options{Provider: srv.Provider(), Model: model}); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := llmtest.Conversation(t, srv.LastRequest()), bp.Transcript(opts); got != want {
+			t.Errorf("branch request holds:\n%s\n\nBranchPreparation.Transcript gives:\n%s", got, want)
+		}
+	})
+}
+
+// TestPreparationTranscripts: the texts follow Compact's split: a turn
+// prefix is its own text only when the turn is split; otherwise it is part
+// of the history.
+func TestPreparationTranscripts(t *testing.T) {
+	h := []session.Message{userMsg(llm.Text{Text: "old"})}
+	p := []session.Message{userMsg(llm.Text{Text: "prefix"})}
+	opts := TranscriptOptions{ToolBodies: DefaultToolBodies}
+	for _, tc := range []struct {
+		name                 string
+		prep                 Preparation
+		wantHistory, wantPre string
+	}{
+		{"split", Preparation{MessagesToSummarize: h, TurnPrefixMessages: p, IsSplitTurn: true}, "[User]: old", "[User]: prefix"},
+		{"split, no history", Preparation{TurnPrefixMessages: p, IsSplitTurn: true}, "", "[User]: prefix"},
+		{"split without a prefix", Preparation{MessagesToSummarize: h, IsSplitTurn: true}, "[User]: old", ""},
+		{"a prefix without a split", Preparation{MessagesToSummarize: h, TurnPrefixMessages: p}, "[User]: old\n\n[User]: prefix", ""},
+		{"nothing", Preparation{}, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			history, prefix := tc.prep.Transcripts(opts)
+			if history != tc.wantHistory || prefix != tc.wantPre {
+				t.Errorf("got %q, %q; want %q, %q", history, prefix, tc.wantHistory, tc.wantPre)
+			}
+		})
+	}
+	// Negative tool bodies keep none.
+	msgs := []session.Message{assistantMsg(call("c1", "read", `{}`)), resultMsg("c1", "read", "body", false)}
+	if got := Transcript(session.ToLLM(msgs), TranscriptOptions{ToolBodies: -1}); got != "[Assistant tool calls]: read#c1()\n\n[Tool result read#c1 error=false]: [tool result]" {
+		t.Errorf("negative tool bodies: %q", got)
 	}
 }

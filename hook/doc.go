@@ -85,7 +85,8 @@
 //	     "settings": {"enabled", "reserveTokens", "keepRecentTokens"},
 //	     "previousSummarizer" (Prime's: "deterministic" when code wrote the previous summary)},
 //	   "branchEntries": [entry] (root to leaf), "customInstructions" ("" for none),
-//	   "reason": "manual"|"threshold"|"overflow", "willRetry"}
+//	   "reason": "manual"|"threshold"|"overflow", "willRetry",
+//	   "transcript": {"reasoning", "toolBodies", "history", "turnPrefix"} or null}
 //	session_compact
 //	  {"type", "compactionEntry": entry, "fromExtension", "reason", "willRetry"}
 //	session_compact_failed
@@ -93,9 +94,22 @@
 //	session_before_tree
 //	  {"type", "preparation": {"targetId", "oldLeafId", "commonAncestorId",
 //	     "entriesToSummarize": [entry], "userWantsSummary", "customInstructions",
-//	     "replaceInstructions", "label"}}
+//	     "replaceInstructions", "label"},
+//	   "transcript": {"reasoning", "toolBodies", "branch"} or null}
 //	session_tree
 //	  {"type", "newLeafId", "oldLeafId", "summaryEntry": entry or null, "fromExtension"}
+//
+// transcript is what would be summarized as text, serialized as Prime's own
+// summary requests hold it ([compaction.Transcript], for the summarizer's
+// model family: reasoning kept unless it is Claude, the newest three tool
+// bodies), so a hook in any language can send it to a model as it is:
+// history and turnPrefix for a compaction (a turn prefix only when the turn
+// is split; [CompactTranscript]), branch for the messages of the branch
+// within the summarizer's budget ([BranchTranscript]). The orchestration
+// makes it only when a handler receives the event (null otherwise, or when
+// an embedder leaves it out); after a handler replaces the message arrays
+// the runner makes it again, so later handlers read the text of the arrays
+// they get.
 //
 // testdata/events.golden shows one of each. In-process handlers receive the
 // same data as Go values ([BeforeCompactEvent], ...); the event types also

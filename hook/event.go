@@ -75,6 +75,35 @@ type BeforeCompactEvent struct {
 	// WillRetry reports that the request that overflowed is retried after
 	// the compaction.
 	WillRetry bool
+	// Transcript is what the compaction would summarize as text, the
+	// transcript of Prime's own summary requests; nil when the caller did
+	// not make it. The runner remakes it, with the same options, for the
+	// handlers after one that replaced the message arrays.
+	Transcript *CompactTranscript
+}
+
+// CompactTranscript is the conversation a compaction would summarize,
+// serialized as Prime's summary requests hold it ([compaction.Transcript]),
+// so a handler in any language can send it to a model of its choice as it
+// is.
+type CompactTranscript struct {
+	// Options are the projection the texts were made with: those of Prime's
+	// first request to its summarizer ([compaction.TranscriptOptionsFor]).
+	Options compaction.TranscriptOptions
+	// History is the text of the history being replaced: the preparation's
+	// MessagesToSummarize, followed by its TurnPrefixMessages when the turn
+	// is not split (as Prime summarizes them).
+	History string
+	// TurnPrefix is the text of a split turn's first part, summarized on its
+	// own; "" when the turn is not split.
+	TurnPrefix string
+}
+
+// NewCompactTranscript serializes what [compaction.Compact] would summarize
+// for prep ([compaction.Preparation.Transcripts]) with opts.
+func NewCompactTranscript(prep *compaction.Preparation, opts compaction.TranscriptOptions) *CompactTranscript {
+	history, prefix := prep.Transcripts(opts)
+	return &CompactTranscript{Options: opts, History: history, TurnPrefix: prefix}
 }
 
 // CompactEvent is session_compact: a compaction entry has been appended.
@@ -129,6 +158,28 @@ type BeforeTreeEvent struct {
 	// Preparation is the move. Handlers see the instructions and label as
 	// earlier handlers overrode them.
 	Preparation TreePreparation
+	// Transcript is what a branch summary would summarize as text, the
+	// transcript of Prime's own summary request; nil when the caller did not
+	// make it.
+	Transcript *BranchTranscript
+}
+
+// BranchTranscript is the part of a branch a summary would be made from,
+// serialized as Prime's summary request holds it ([compaction.Transcript]).
+type BranchTranscript struct {
+	// Options are the projection the text was made with: those of Prime's
+	// first request to its summarizer ([compaction.TranscriptOptionsFor]).
+	Options compaction.TranscriptOptions
+	// Branch is the text of the branch's messages that fit the summarizer's
+	// budget ([compaction.BranchPreparation].Messages), the newest of
+	// EntriesToSummarize; "" when none holds a message.
+	Branch string
+}
+
+// NewBranchTranscript serializes what [compaction.SummarizeBranch] would
+// summarize for prep ([compaction.BranchPreparation.Transcript]) with opts.
+func NewBranchTranscript(prep *compaction.BranchPreparation, opts compaction.TranscriptOptions) *BranchTranscript {
+	return &BranchTranscript{Options: opts, Branch: prep.Transcript(opts)}
 }
 
 // TreeEvent is session_tree: the leaf has moved.
@@ -145,8 +196,9 @@ type TreeEvent struct {
 
 // MarshalJSONTo writes the event as command hooks receive it:
 // {"type", "preparation", "branchEntries", "customInstructions", "reason",
-// "willRetry"}. Entries are written as stored, messages in the session
-// file's format.
+// "willRetry", "transcript"}. Entries are written as stored, messages in the
+// session file's format; transcript is
+// {"reasoning", "toolBodies", "history", "turnPrefix"}, or null.
 func (ev *BeforeCompactEvent) MarshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonwire.WriteObject(enc, func(w *jsonwire.ObjectWriter) {
 		w.Str("type", EventBeforeCompact)
@@ -155,7 +207,78 @@ func (ev *BeforeCompactEvent) MarshalJSONTo(enc *jsontext.Encoder) error {
 		w.Str("customInstructions", ev.CustomInstructions)
 		w.Str("reason", string(ev.Reason))
 		w.Bool("willRetry", ev.WillRetry)
+		if ev.Transcript != nil {
+			w.Value("transcript", ev.Transcript)
+		} else {
+			w.Null("transcript")
+		}
 	})
+}
+
+// MarshalJSONTo writes {"reasoning", "toolBodies", "history", "turnPrefix"}.
+func (t *CompactTranscript) MarshalJSONTo(enc *jsontext.Encoder) error {
+	return jsonwire.WriteObject(enc, func(w *jsonwire.ObjectWriter) {
+		writeOptions(w, t.Options)
+		w.Str("history", t.History)
+		w.Str("turnPrefix", t.TurnPrefix)
+	})
+}
+
+// UnmarshalJSONFrom reads the transcript as [CompactTranscript.MarshalJSONTo]
+// writes it.
+func (t *CompactTranscript) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	*t = CompactTranscript{}
+	return jsonwire.ReadObject(dec, func(name string) error {
+		switch name {
+		case "history":
+			return readString(dec, &t.History)
+		case "turnPrefix":
+			return readString(dec, &t.TurnPrefix)
+		}
+		return readOption(dec, name, &t.Options)
+	})
+}
+
+// MarshalJSONTo writes {"reasoning", "toolBodies", "branch"}.
+func (t *BranchTranscript) MarshalJSONTo(enc *jsontext.Encoder) error {
+	return jsonwire.WriteObject(enc, func(w *jsonwire.ObjectWriter) {
+		writeOptions(w, t.Options)
+		w.Str("branch", t.Branch)
+	})
+}
+
+// UnmarshalJSONFrom reads the transcript as [BranchTranscript.MarshalJSONTo]
+// writes it.
+func (t *BranchTranscript) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	*t = BranchTranscript{}
+	return jsonwire.ReadObject(dec, func(name string) error {
+		if name == "branch" {
+			return readString(dec, &t.Branch)
+		}
+		return readOption(dec, name, &t.Options)
+	})
+}
+
+// writeOptions writes a transcript's projection options as members.
+func writeOptions(w *jsonwire.ObjectWriter, o compaction.TranscriptOptions) {
+	w.Bool("reasoning", o.Reasoning)
+	w.Int("toolBodies", int64(o.ToolBodies))
+}
+
+// readOption reads the member name of a transcript's projection options;
+// other members are skipped.
+func readOption(dec *jsontext.Decoder, name string, o *compaction.TranscriptOptions) error {
+	switch name {
+	case "reasoning":
+		return readBool(dec, &o.Reasoning)
+	case "toolBodies":
+		n, err := jsonwire.ReadOptInt(dec)
+		if n != nil {
+			o.ToolBodies = *n
+		}
+		return err
+	}
+	return dec.SkipValue()
 }
 
 // UnmarshalJSONFrom reads the event as [BeforeCompactEvent.MarshalJSONTo]
@@ -179,9 +302,28 @@ func (ev *BeforeCompactEvent) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 			return readReason(dec, &ev.Reason)
 		case "willRetry":
 			return readBool(dec, &ev.WillRetry)
+		case "transcript":
+			return readTranscript(dec, &ev.Transcript)
 		}
 		return dec.SkipValue()
 	})
+}
+
+// readTranscript reads a transcript object, or null.
+func readTranscript[T any, P interface {
+	*T
+	json.UnmarshalerFrom
+}](dec *jsontext.Decoder, dst *P) error {
+	if dec.PeekKind() == 'n' {
+		*dst = nil
+		return dec.SkipValue()
+	}
+	t := P(new(T))
+	if err := t.UnmarshalJSONFrom(dec); err != nil {
+		return err
+	}
+	*dst = t
+	return nil
 }
 
 // MarshalJSONTo writes {"type", "compactionEntry", "fromExtension",
@@ -291,11 +433,17 @@ func (p *TreePreparation) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	})
 }
 
-// MarshalJSONTo writes {"type", "preparation"}.
+// MarshalJSONTo writes {"type", "preparation", "transcript"}; transcript is
+// {"reasoning", "toolBodies", "branch"}, or null.
 func (ev *BeforeTreeEvent) MarshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonwire.WriteObject(enc, func(w *jsonwire.ObjectWriter) {
 		w.Str("type", EventBeforeTree)
 		w.Value("preparation", &ev.Preparation)
+		if ev.Transcript != nil {
+			w.Value("transcript", ev.Transcript)
+		} else {
+			w.Null("transcript")
+		}
 	})
 }
 
@@ -304,8 +452,11 @@ func (ev *BeforeTreeEvent) MarshalJSONTo(enc *jsontext.Encoder) error {
 func (ev *BeforeTreeEvent) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	*ev = BeforeTreeEvent{}
 	return readEvent(dec, EventBeforeTree, func(name string) error {
-		if name == "preparation" {
+		switch name {
+		case "preparation":
 			return json.UnmarshalDecode(dec, &ev.Preparation)
+		case "transcript":
+			return readTranscript(dec, &ev.Transcript)
 		}
 		return dec.SkipValue()
 	})

@@ -12,7 +12,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/prime-agent/prime/compaction"
 	"github.com/prime-agent/prime/internal/golden"
+	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/session"
 )
 
@@ -23,16 +25,24 @@ func testEvents(t *testing.T) []json.MarshalerTo {
 	before.BranchEntries = before.BranchEntries[:2] // the shape, not the whole path
 	before.Preparation.MessagesToSummarize = before.Preparation.MessagesToSummarize[:1]
 	before.CustomInstructions = "keep the test names"
+	before.Transcript = NewCompactTranscript(before.Preparation, compaction.TranscriptOptions{Reasoning: true, ToolBodies: compaction.DefaultToolBodies})
 	compact := s.append(&session.CompactionEntry{Summary: "## Goal\nA --verbose flag.", FirstKeptEntryID: "u2", TokensBefore: 2320,
 		Details: jsontext.Value(`{"readFiles":[],"modifiedFiles":["cmd/app/main.go"]}`)})
 	s.leaf = "b2"
 	summary := s.append(&session.BranchSummaryEntry{FromID: "a5", Summary: "The flag was added and tested.", FromHook: true})
+	left := s.path("a5")[6:8]
+	branch, err := compaction.PrepareBranch(left, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
 	return []json.MarshalerTo{
 		before,
 		&CompactEvent{CompactionEntry: compact, Reason: ReasonThreshold},
 		&CompactFailedEvent{Reason: ReasonOverflow, ErrorMessage: "compaction cancelled by ./guard.sh", Aborted: true, WillRetry: true, FromExtension: true},
 		&BeforeTreeEvent{Preparation: TreePreparation{TargetID: "b2", OldLeafID: "a5", CommonAncestorID: "a3",
-			EntriesToSummarize: s.path("a5")[6:8], UserWantsSummary: true, CustomInstructions: "only the test"}},
+			EntriesToSummarize: left, UserWantsSummary: true, CustomInstructions: "only the test"},
+			Transcript: NewBranchTranscript(branch, compaction.TranscriptOptionsFor(llm.Model{Provider: "anthropic", ID: "claude-sonnet-4-5"}))},
+		&BeforeTreeEvent{Preparation: TreePreparation{TargetID: "u1", OldLeafID: "a5", CommonAncestorID: "u1", EntriesToSummarize: []*session.Entry{}}},
 		&TreeEvent{NewLeafID: summary.ID, OldLeafID: "a5", SummaryEntry: summary, FromExtension: true},
 		&TreeEvent{NewLeafID: "", OldLeafID: "a5"},
 	}

@@ -309,8 +309,9 @@ type CompactDecision struct {
 //
 //   - cancel stops at once: later handlers do not run, nothing is written;
 //   - a preparation change replaces the arrays it sets, and later
-//     handlers (and Prime's summarizer) see the new arrays; every other
-//     preparation field is kept as prepared;
+//     handlers (and Prime's summarizer) see the new arrays, and the
+//     event's Transcript (when set) made again from them with the same
+//     options; every other preparation field is kept as prepared;
 //   - a valid compaction becomes the summary to store; a later handler's
 //     valid compaction replaces it, but an answer without one (or an
 //     empty object) does not erase it;
@@ -358,6 +359,9 @@ func (r *Runner) BeforeCompact(ctx context.Context, ev *BeforeCompactEvent) (*Co
 					next.TurnPrefixMessages = ch.TurnPrefixMessages
 				}
 				running.Preparation, d.Preparation = &next, &next
+				if t := running.Transcript; t != nil {
+					running.Transcript = NewCompactTranscript(&next, t.Options)
+				}
 				d.TransformedBy = append(d.TransformedBy, h.name)
 				s.changed = true
 			}
@@ -598,6 +602,10 @@ func (ev *BeforeCompactEvent) clone() (*BeforeCompactEvent, error) {
 		}
 	}
 	c.BranchEntries = cloneEntries(ev.BranchEntries)
+	if ev.Transcript != nil {
+		t := *ev.Transcript
+		c.Transcript = &t
+	}
 	return &c, nil
 }
 
@@ -615,6 +623,10 @@ func (ev *CompactFailedEvent) clone() (*CompactFailedEvent, error) {
 func (ev *BeforeTreeEvent) clone() (*BeforeTreeEvent, error) {
 	c := *ev
 	c.Preparation.EntriesToSummarize = cloneEntries(ev.Preparation.EntriesToSummarize)
+	if ev.Transcript != nil {
+		t := *ev.Transcript
+		c.Transcript = &t
+	}
 	return &c, nil
 }
 

@@ -131,6 +131,12 @@ func TestTransformsFoldAcrossKinds(t *testing.T) {
 	if !ev.Preparation.IsSplitTurn {
 		t.Fatal("the test needs a split turn")
 	}
+	opts := compaction.TranscriptOptions{Reasoning: true, ToolBodies: 1}
+	ev.Transcript = NewCompactTranscript(ev.Preparation, opts)
+	prepared := *ev.Transcript
+	if prepared.History == "" || prepared.TurnPrefix == "" {
+		t.Fatalf("a split turn has two texts: %+v", prepared)
+	}
 	dir := t.TempDir()
 	answer := filepath.Join(dir, "answer.json")
 	if err := os.WriteFile(answer, []byte(`{"preparation": {"turnPrefixMessages": [{"role": "user", "content": "prefix from a command", "timestamp": 5}]}}`), 0o644); err != nil {
@@ -143,7 +149,9 @@ func TestTransformsFoldAcrossKinds(t *testing.T) {
 		{"event": EventBeforeCompact, "command": answerScript, "args": []string{answer}},
 		{"event": EventBeforeCompact, "command": recordScript, "args": []string{seen}},
 	}}, nil)
+	var goSaw CompactTranscript
 	r := New(st, Options{Hooks: &Hooks{Name: "go", BeforeCompact: func(ctx context.Context, ev *BeforeCompactEvent) (*BeforeCompactResult, error) {
+		goSaw = *ev.Transcript
 		return &BeforeCompactResult{Preparation: &PreparationChange{MessagesToSummarize: []session.Message{userMessage("history from go")}}}, nil
 	}}})
 	d, err := r.BeforeCompact(context.Background(), ev)
@@ -168,11 +176,53 @@ func TestTransformsFoldAcrossKinds(t *testing.T) {
 	if len(d.TransformedBy) != 2 || d.TransformedBy[0] != "go" {
 		t.Errorf("transformed by %q", d.TransformedBy)
 	}
+	// The transcript follows the arrays, with the caller's options: the
+	// first handler saw the prepared texts, the last the texts of the
+	// arrays it received; the caller's stays as it was.
+	if goSaw != prepared {
+		t.Errorf("the first handler saw %+v, want %+v", goSaw, prepared)
+	}
+	want := CompactTranscript{Options: opts, History: "[User]: history from go", TurnPrefix: "[User]: prefix from a command"}
+	if got.Transcript == nil || *got.Transcript != want {
+		t.Errorf("the last hook saw transcript %+v, want %+v", got.Transcript, want)
+	}
+	if *ev.Transcript != prepared {
+		t.Errorf("the caller's transcript changed: %+v", ev.Transcript)
+	}
+}
+
+// TestTranscriptFollowsAnEmptiedPrefix: a handler that empties a split
+// turn's prefix leaves only the history to summarize, for Prime's summarizer
+// and so in the texts later handlers get.
+func TestTranscriptFollowsAnEmptiedPrefix(t *testing.T) {
+	s := testSession(t)
+	ev := beforeCompactEvent(t, s, 100)
+	opts := compaction.TranscriptOptions{ToolBodies: compaction.DefaultToolBodies}
+	ev.Transcript = NewCompactTranscript(ev.Preparation, opts)
+	var later *CompactTranscript
+	r := New(nil, Options{Hooks: Compose(
+		&Hooks{Name: "empty the prefix", BeforeCompact: func(ctx context.Context, ev *BeforeCompactEvent) (*BeforeCompactResult, error) {
+			return &BeforeCompactResult{Preparation: &PreparationChange{TurnPrefixMessages: []session.Message{}}}, nil
+		}},
+		&Hooks{Name: "later", BeforeCompact: func(ctx context.Context, ev *BeforeCompactEvent) (*BeforeCompactResult, error) {
+			later = ev.Transcript
+			return nil, nil
+		}},
+	)})
+	d, err := r.BeforeCompact(context.Background(), ev)
+	if err != nil || len(d.Reports) > 0 {
+		t.Fatal(err, d.Reports)
+	}
+	history, prefix := d.Preparation.Transcripts(opts)
+	if later == nil || later.TurnPrefix != "" || prefix != "" || later.History != history || ev.Transcript.TurnPrefix == "" {
+		t.Errorf("later handler saw %+v; decided history %q", later, history)
+	}
 }
 
 func TestHandlerMutatingItsInputChangesNothing(t *testing.T) {
 	s := testSession(t)
 	ev := beforeCompactEvent(t, s, 100)
+	ev.Transcript = NewCompactTranscript(ev.Preparation, compaction.TranscriptOptions{ToolBodies: 3})
 	before, err := ev.clone()
 	if err != nil {
 		t.Fatal(err)
@@ -203,6 +253,7 @@ func TestHandlerMutatingItsInputChangesNothing(t *testing.T) {
 		}
 		ev.BranchEntries = ev.BranchEntries[:1]
 		ev.Reason = "vandal"
+		ev.Transcript.History, ev.Transcript.Options.ToolBodies = "vandalized", 99
 		// It also answers with arrays it goes on changing afterwards.
 		kept = []session.Message{userMessage("kept by the vandal")}
 		return &BeforeCompactResult{Preparation: &PreparationChange{MessagesToSummarize: kept}}, nil
@@ -239,6 +290,7 @@ func TestHandlerMutatingItsInputChangesNothing(t *testing.T) {
 	wantPrep := *before.Preparation
 	wantPrep.MessagesToSummarize = []session.Message{userMessage("kept by the vandal")}
 	want.Preparation = &wantPrep
+	want.Transcript = NewCompactTranscript(&wantPrep, before.Transcript.Options)
 	if diff := cmp.Diff(&want, witnessSaw, deep, cmpopts.IgnoreFields(entryView{}, "Line")); diff != "" {
 		t.Errorf("the witness saw (-want +got):\n%s", diff)
 	}

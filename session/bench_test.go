@@ -113,12 +113,42 @@ func BenchmarkPath(b *testing.B) {
 	for _, n := range benchSizes {
 		b.Run(sizeName(n), func(b *testing.B) {
 			s := loadBench(b, n)
+			// Alternate between the leaf and the first entry so that every
+			// iteration walks the whole path (the last path is remembered).
+			first := s.Entries()[0].ID
+			leaf := s.LeafID()
 			b.ReportAllocs()
 			var p []*session.Entry
 			for b.Loop() {
-				p = s.LeafPath()
+				p = s.Path(leaf)
+				s.Path(first)
 			}
 			b.ReportMetric(float64(len(p)), "entries/path")
+		})
+	}
+}
+
+// BenchmarkLeafPathAppend is the agent's case: the leaf's path asked for
+// after each append at the leaf, extended rather than walked again.
+func BenchmarkLeafPathAppend(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(sizeName(n), func(b *testing.B) {
+			src, err := session.Parse("bench", sessiongen.Bytes(sessiongen.Options{Entries: n, Seed: 1}))
+			if err != nil {
+				b.Fatal(err)
+			}
+			s, err := src.Fork("", src.LeafID(), session.Options{}) // in memory, appendable
+			if err != nil {
+				b.Fatal(err)
+			}
+			s.LeafPath()
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := s.Append(&session.CustomEntry{CustomType: "bench"}); err != nil {
+					b.Fatal(err)
+				}
+				s.LeafPath()
+			}
 		})
 	}
 }

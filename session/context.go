@@ -153,6 +153,20 @@ func projectedEntries(path []*Entry) []*Entry {
 	return append(out, path[latest+1:]...)
 }
 
+// ApplyContextEdit returns what the model sees of m after edit (pi 1.6's
+// projectContextEntry): nil when the edit hides it, a copy with the
+// replacement content for a user, assistant, tool-result or custom
+// message, m itself for any other message or when edit is nil.
+func ApplyContextEdit(m Message, edit *ContextEditEntry) Message {
+	switch {
+	case edit == nil:
+		return m
+	case edit.Replacement == nil:
+		return nil
+	}
+	return withContent(m, edit.Replacement.Content)
+}
+
 // withContent returns a copy of m showing content instead of its own, for
 // the roles a context edit replaces (user, assistant, tool result,
 // custom); any other message unchanged.
@@ -346,20 +360,40 @@ func pathSettings(path []*Entry) (llm.ThinkingLevel, *ModelRef, error) {
 // compaction at path[compaction] (its firstKeptEntryId), or -1 when that
 // entry is not on the path before the compaction.
 func KeptStart(path []*Entry, compaction int) int {
-	p, err := path[compaction].Payload()
-	if err != nil {
+	e := path[compaction]
+	switch d := e.kept.Load(); {
+	case d > 0 && int(d-1) <= compaction && path[compaction-int(d-1)].ID == keptID(e):
+		return compaction - int(d-1)
+	case d < 0:
 		return -1
 	}
-	c, ok := p.(*CompactionEntry)
-	if !ok || c.FirstKeptEntryID == "" {
-		return -1
-	}
-	for i := 0; i < compaction; i++ {
-		if path[i].ID == c.FirstKeptEntryID {
-			return i
+	// The first entry of the path with that id, as pi finds it. The
+	// distance is remembered: the same entry has the same ancestors on
+	// every path through it.
+	id := keptID(e)
+	if id != "" {
+		for i := 0; i < compaction; i++ {
+			if path[i].ID == id {
+				e.kept.Store(int64(compaction-i) + 1)
+				return i
+			}
 		}
 	}
+	e.kept.Store(-1)
 	return -1
+}
+
+// keptID returns a compaction entry's firstKeptEntryId ("" for none).
+func keptID(e *Entry) string {
+	p, err := e.Payload()
+	if err != nil {
+		return ""
+	}
+	c, ok := p.(*CompactionEntry)
+	if !ok {
+		return ""
+	}
+	return c.FirstKeptEntryID
 }
 
 // ContextMessage returns the message an entry contributes to the model's

@@ -58,6 +58,10 @@ type Entry struct {
 	// decoded refers weakly to the message last decoded from the entry
 	// (see [Entry.Message]).
 	decoded atomic.Pointer[messageRef]
+	// kept caches, for a compaction entry, how far before it on its path
+	// its first kept entry lies, plus one (0: not computed; -1: not on the
+	// path). An entry's ancestors never change, so neither does this.
+	kept atomic.Int64
 }
 
 // NewEntry makes an entry from one JSON line (without its newline),
@@ -513,9 +517,9 @@ func (e *Entry) errorf(format string, args ...any) error {
 
 // writeOptions are the options entries are written with: raw values (tool
 // arguments, details, whatever Prime keeps verbatim) are written as they
-// are, lone surrogates included, which is how pi writes what it read; a
-// string of invalid UTF-8 becomes U+FFFD, as it does in pi.
-var writeOptions = json.JoinOptions(jsontext.AllowInvalidUTF8(true), jsontext.PreserveRawStrings(true))
+// are, lone surrogates and repeated member names included, as they were
+// read; a string of invalid UTF-8 becomes U+FFFD, as it does in pi.
+var writeOptions = json.JoinOptions(jsontext.AllowInvalidUTF8(true), jsontext.PreserveRawStrings(true), jsontext.AllowDuplicateNames(true))
 
 // EncodeEntry renders an entry line (without the newline): the common fields
 // in pi's order, then the payload's fields. parentID "" is written as null.

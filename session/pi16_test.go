@@ -131,7 +131,58 @@ var pi16Contexts = []pi16Context{
 	{"pi16-system-shapes", 5, 6, 335, 300, 335, 300, 43, 60, 278, "zed"},
 	{"pi16-system-untimed", 0, 1, 6, 0, 0, 0, 0, 0, 0, ""},
 	{"pi16-system-untimed", 1, 2, 8, 0, 2, 0, 0, 0, 0, ""},
-	{"pi16-system-untimed", 2, 3, 300, 300, 300, 300, 0, 0, 0, ""},
+	{"pi16-system-untimed", 2, 3, 300, 300, 300, 300, 0, 0, 0, ""}, {"pi16-edits", 0, 1, 41, 0, 41, 0, 41, 14, 259, "read"},
+	{"pi16-edits", 1, 2, 145, 0, 145, 0, 41, 14, 259, "read"},
+	{"pi16-edits", 2, 3, 500, 500, 500, 500, 41, 14, 259, "read"},
+	{"pi16-edits", 3, 3, 500, 500, 50, 0, 41, 14, 259, "read"},
+	{"pi16-edits", 4, 4, 579, 500, 129, 0, 41, 14, 259, "read"},
+	{"pi16-edits", 5, 5, 684, 500, 234, 0, 41, 14, 259, "read"},
+	{"pi16-edits", 6, 6, 763, 500, 313, 0, 41, 14, 259, "read"},
+	{"pi16-edits", 7, 7, 894, 500, 444, 0, 41, 14, 259, "read"},
+	{"pi16-edits", 8, 8, 973, 500, 523, 0, 41, 14, 259, "read"},
+	{"pi16-edits", 9, 9, 900, 900, 900, 900, 41, 14, 259, "read"},
+	{"pi16-edits", 10, 10, 1203, 900, 1203, 900, 41, 14, 259, "read"},
+	{"pi16-edits", 11, 10, 1203, 900, 759, 0, 41, 14, 259, "read"},
+	{"pi16-edits", 12, 10, 1203, 900, 759, 0, 41, 14, 259, "read"},
+	{"pi16-edits", 13, 10, 1203, 900, 684, 0, 41, 14, 259, "read"},
+	{"pi16-edits", 14, 10, 904, 900, 385, 0, 41, 14, 259, "read"},
+	{"pi16-edits", 15, 9, 904, 900, 254, 0, 41, 14, 259, "read"},
+	{"pi16-edits", 16, 10, 700, 700, 700, 700, 41, 14, 259, "read"},
+	{"pi16-edits", 17, 6, 700, 700, 143, 0, 41, 14, 259, "read"},
+	{"pi16-edits", 18, 7, 829, 700, 272, 0, 41, 14, 259, "read"},
+	{"pi16-edits", 19, 8, 400, 400, 400, 400, 41, 14, 259, "read"},
+	{"pi16-edits", 20, 7, 400, 400, 196, 0, 41, 14, 259, "read"},
+	{"pi16-edits", 21, 7, 400, 400, 196, 0, 41, 14, 259, "read"},
+	{"pi16-edits", 22, 8, 454, 400, 250, 0, 41, 14, 259, "read"},
+	{"pi16-hidden-compaction", 0, 1, 4, 0, 4, 0, 4, 14, 97, ""},
+	{"pi16-hidden-compaction", 1, 2, 131, 0, 131, 0, 4, 14, 97, ""},
+	{"pi16-hidden-compaction", 2, 3, 300, 300, 300, 300, 4, 14, 97, ""},
+	{"pi16-hidden-compaction", 3, 4, 428, 300, 428, 300, 4, 14, 97, ""},
+	{"pi16-hidden-compaction", 4, 5, 500, 500, 500, 500, 4, 14, 97, ""},
+	{"pi16-hidden-compaction", 5, 4, 500, 500, 142, 0, 4, 14, 97, ""},
+	{"pi16-hidden-compaction", 6, 2, 500, 500, 131, 0, 0, 0, 0, ""},
+	{"pi16-hidden-compaction", 7, 3, 577, 500, 208, 0, 0, 0, 0, ""},
+	{"pi16-hidden-compaction", 8, 4, 200, 200, 200, 200, 0, 0, 0, ""},
+	{"pi16-retries", 0, 0, 0, 0, 0, 0, 0, 0, 0, ""},
+	{"pi16-retries", 1, 0, 0, 0, 0, 0, 0, 0, 0, ""},
+	{"pi16-retries", 2, 1, 86, 0, 86, 0, 86, 28, 449, "read,edit"},
+	{"pi16-retries", 3, 2, 242, 0, 242, 0, 86, 28, 449, "read,edit"},
+	{"pi16-retries", 4, 3, 242, 0, 242, 0, 86, 28, 449, "read,edit"},
+	{"pi16-retries", 5, 2, 242, 0, 242, 0, 86, 28, 449, "read,edit"},
+	{"pi16-retries", 6, 3, 900, 900, 900, 900, 86, 28, 449, "read,edit"},
+	{"pi16-retries", 7, 4, 1279, 900, 1279, 900, 86, 28, 449, "read,edit"},
+	{"pi16-retries", 8, 5, 1400, 1400, 1400, 1400, 86, 28, 449, "read,edit"},
+	{"pi16-retries", 9, 6, 1419, 1400, 1419, 1400, 86, 28, 449, "read,edit"},
+	{"pi16-retries", 10, 7, 1438, 1400, 1438, 1400, 86, 28, 449, "read,edit"},
+	{"pi16-retries", 11, 6, 1317, 900, 671, 0, 86, 28, 449, "read,edit"},
+	{"pi16-retries", 12, 5, 1298, 900, 652, 0, 86, 28, 449, "read,edit"},
+	{"pi16-retries", 13, 4, 1279, 900, 633, 0, 86, 28, 449, "read,edit"},
+	{"pi16-retries", 14, 5, 1500, 1500, 1500, 1500, 86, 28, 449, "read,edit"},
+	{"pi16-retries", 15, 6, 1505, 1500, 1505, 1500, 86, 28, 449, "read,edit"},
+	{"pi16-retries", 16, 7, 1600, 1600, 1600, 1600, 86, 28, 449, "read,edit"},
+	{"pi16-retries", 17, 8, 1840, 1600, 1840, 1600, 86, 28, 449, "read,edit"},
+	{"pi16-retries", 18, 9, 1840, 1600, 1840, 1600, 86, 28, 449, "read,edit"},
+	{"pi16-retries", 19, 8, 1840, 1600, 911, 0, 86, 28, 449, "read,edit"},
 }
 
 // oracleContext is the part of the oracle's context answer compared here.
@@ -183,7 +234,12 @@ func TestPi16PiOracle(t *testing.T) {
 	}
 	var in bytes.Buffer
 	var cases []pending
+	edges := 0
 	for _, c := range sessiongen.EdgeCases() {
+		if !strings.HasPrefix(c.Name, "pi16-") {
+			continue // compaction's TestPiOracle compares the others
+		}
+		edges++
 		path := filepath.Join(dir, c.Name+".jsonl")
 		if err := os.WriteFile(path, c.Data, 0o600); err != nil {
 			t.Fatal(err)
@@ -258,5 +314,124 @@ func TestPi16PiOracle(t *testing.T) {
 	if n != len(cases) || n != len(pi16Contexts) {
 		t.Errorf("%d answers, %d cases, %d recorded", n, len(cases), len(pi16Contexts))
 	}
-	t.Logf("%d contexts of %d edge cases identical to pi 1.6's", n, len(sessiongen.EdgeCases()))
+	t.Logf("%d contexts of %d edge cases identical to pi 1.6's", n, edges)
+}
+
+// TestPiReadsPrimeEntries writes a session with every pi 1.6 shape through
+// Prime's own encoder (Session.Append): system messages made in Go (a
+// declaration without parameters, one with constrainedSampling), a patch
+// removing a section and a tool, tool-call arguments with a lone
+// surrogate, context edits that hide and replace, a compaction carrying
+// the replayed system state; then asks pi 1.6 for the context at every
+// entry and compares it with Prime's message by message, and the system
+// state byte for byte. It runs only when PRIME_PIORACLE names the
+// oracle's wrapper.
+func TestPiReadsPrimeEntries(t *testing.T) {
+	bin := pioracle.Path(t)
+	path := filepath.Join(t.TempDir(), "prime.jsonl")
+	s, err := session.Create(path, session.Options{CWD: "/tmp/project", Now: fixedClock()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendAll := func(ps ...session.Payload) {
+		t.Helper()
+		for _, p := range ps {
+			if _, err := s.Append(p); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	read := session.ToolDeclaration{Name: "read", Description: "Read a file.", Parameters: []byte(`{ "type": "object", "properties": {"path": {"type": "string"}} }`)}
+	appendAll(
+		&session.ModelChangeEntry{Provider: "anthropic", ModelID: "claude-sonnet-4-5"},
+		&session.MessageEntry{Message: &session.SystemMessage{
+			Sections:   []session.SystemSection{{Name: "preamble", Text: "You are Prime."}, {Name: "skills", Text: "Skills: none yet."}, {Name: "cwd", Text: "/tmp/project"}},
+			ToolsAdded: []session.ToolDeclaration{read, {Name: "now", Description: "The time."}, {Name: "bash", Description: "Run a command.", ConstrainedSampling: []byte(`{"mode":"strict"}`)}},
+			Timestamp:  testStart.UnixMilli(),
+		}},
+		user("Read a.go and b.go"),
+	)
+	call, err := llm.NewArguments([]byte(`{"path":"b\ud83d.go"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	withCall := assistant("Reading.")
+	withCall.Message.(*llm.AssistantMessage).Content = append(withCall.Message.(*llm.AssistantMessage).Content, llm.ToolCall{ID: "c1", Name: "read", Arguments: call})
+	appendAll(withCall, toolResult(strings.Repeat("package b\n", 40)))
+	failed := &llm.AssistantMessage{Provider: "anthropic", Model: "claude-sonnet-4-5", StopReason: llm.StopReasonError, ErrorMessage: "overloaded", Timestamp: 1}
+	appendAll(&session.MessageEntry{Message: failed})
+	failedID := s.LeafID()
+	appendAll(hide(failedID), assistant("It declares package b."), &session.MessageEntry{Message: &session.SystemMessage{
+		Sections: []session.SystemSection{{Name: "skills", Removed: true}, {Name: "cwd", Text: "/tmp/project/b"}}, ToolsRemoved: []string{"bash"}, Timestamp: 5,
+	}})
+	resultID := s.Entries()[4].ID
+	appendAll(replace(resultID, "(long result elided)"), user("Summarize."), assistant("Done."))
+	ctx, err := s.Context("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendAll(&session.CompactionEntry{Summary: "Read a.go and b.go.", FirstKeptEntryID: s.Entries()[10].ID, TokensBefore: 100, SystemMessage: ctx.System()},
+		user("Go on."))
+	s.Close()
+	if !bytes.Contains(mustRead(t, path), []byte(`{"path":"b\ud83d.go"}`)) {
+		t.Error("the lone surrogate is not written as pi writes it")
+	}
+
+	r, err := session.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in bytes.Buffer
+	for i := range r.Len() {
+		fmt.Fprintf(&in, `{"cmd":"context","file":%q,"leaf":"#%d"}`+"\n", path, i)
+	}
+	cmd := exec.Command(bin, "batch")
+	cmd.Stdin = &in
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("pioracle batch: %v", err)
+	}
+	index := map[*session.Entry]int{}
+	for i, e := range r.Entries() {
+		index[e] = i
+	}
+	for i, line := range bytes.Split(bytes.TrimSpace(out), []byte("\n")) {
+		var pi oracleContext
+		if err := json.Unmarshal(line, &pi); err != nil || pi.Error != "" {
+			t.Fatalf("#%d: %v %s", i, err, pi.Error)
+		}
+		c, err := r.Context(r.Entries()[i].ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		items := []oracleItem{}
+		for j, m := range c.Messages {
+			items = append(items, oracleItem{m.Role(), session.EstimateTokens(m), index[c.Entries[j]]})
+		}
+		if pi.Items == nil {
+			pi.Items = []oracleItem{}
+		}
+		est, next := session.EstimateContextTokens(c.Messages), c.EstimateNext()
+		if diff := cmp.Diff(pi.Items, items); diff != "" || est.Tokens != pi.Estimate.Tokens || next.Tokens != pi.Projected.Tokens {
+			t.Errorf("#%d: estimates %d/%d, pi %d/%d; messages (-pi +Prime):\n%s", i, est.Tokens, next.Tokens, pi.Estimate.Tokens, pi.Projected.Tokens, diff)
+		}
+		if sys := c.System(); pi.System != nil {
+			js, _ := json.Marshal(sys)
+			if sys.Prompt() != pi.System.Prompt || string(js) != pi.System.JSON {
+				t.Errorf("#%d: system state\nPrime  %s\npi 1.6 %s", i, js, pi.System.JSON)
+			}
+		} else if sys != nil {
+			t.Errorf("#%d: Prime replays a system state, pi none", i)
+		}
+	}
+	t.Logf("pi 1.6 read the %d entries Prime wrote as Prime does", r.Len())
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

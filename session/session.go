@@ -89,10 +89,16 @@ type Session struct {
 	byID   map[string]int32
 	// leaf is the index of the current leaf, or -1 before the first entry
 	// or after ResetLeaf.
-	leaf    int32
-	labels  map[string]string
-	name    string
-	orphans []int32
+	leaf int32
+	// lastPath is the last path computed, to the entry at index lastEnd
+	// (-1: none): the leaf's path, asked for again and again as entries are
+	// appended at the leaf, is extended by one entry rather than walked
+	// again. Parents never change once indexed, so it stays true.
+	lastPath []*Entry
+	lastEnd  int32
+	labels   map[string]string
+	name     string
+	orphans  []int32
 
 	warnings []Warning
 	// skipped holds the lines that were not read as entries, so a
@@ -514,6 +520,9 @@ func (s *Session) index(from int) {
 		// is in the file, so every link may have changed.
 		from = 0
 	}
+	if from == 0 {
+		s.lastPath = nil
+	}
 	s.parent = slices.Grow(s.parent[:from], len(s.entries)-from)[:len(s.entries)]
 	forward := false
 	for i := from; i < len(s.entries); i++ {
@@ -525,9 +534,11 @@ func (s *Session) index(from int) {
 	}
 	if forward {
 		s.breakCycles()
+		s.lastPath = nil
 	}
 	if from > 0 && len(s.orphans) > 0 {
 		// A new entry may be the missing parent of an orphan.
+		s.lastPath = nil
 		old := s.orphans
 		s.orphans = nil
 		for _, i := range old {
@@ -754,6 +765,23 @@ func (s *Session) LeafPath() []*Entry {
 }
 
 func (s *Session) pathTo(i int32) []*Entry {
+	if s.lastPath != nil && s.lastEnd >= 0 && int(s.lastEnd) < len(s.entries) {
+		switch {
+		case i == s.lastEnd:
+			return s.lastPath[:len(s.lastPath):len(s.lastPath)]
+		case s.parent[i] == s.lastEnd:
+			s.lastPath = append(s.lastPath, s.entries[i])
+			s.lastEnd = i
+			return s.lastPath[:len(s.lastPath):len(s.lastPath)]
+		}
+	}
+	path := s.walkTo(i)
+	s.lastPath, s.lastEnd = path, i
+	return path[:len(path):len(path)]
+}
+
+// walkTo walks from entries[i] up to its root.
+func (s *Session) walkTo(i int32) []*Entry {
 	n := 0
 	for j := i; j >= 0; j = s.parent[j] {
 		n++

@@ -3,7 +3,9 @@ package session_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -678,5 +680,46 @@ func TestUnknownContentBlockSurvives(t *testing.T) {
 	}
 	if !bytes.Contains(e.Raw(), []byte(`{"type":"finalAnswer","text":"42","extra":{"k":[1]}}`)) {
 		t.Errorf("block lost: %s", e.Raw())
+	}
+}
+
+// TestPathAfterMoves checks the remembered path against a fresh reading of
+// the file as the leaf moves around and entries are appended.
+func TestPathAfterMoves(t *testing.T) {
+	s, err := session.Create("", session.Options{CWD: "/tmp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	var ids []string
+	for i := range 400 {
+		switch {
+		case len(ids) > 0 && rng.IntN(5) == 0:
+			s.SetLeaf(ids[rng.IntN(len(ids))])
+		case rng.IntN(20) == 0:
+			s.ResetLeaf()
+		}
+		e, err := s.Append(user(fmt.Sprint(i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, e.ID)
+		got := s.LeafPath()
+		r, err := session.Parse("check", s.Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := r.Path(e.ID)
+		if len(got) != len(want) {
+			t.Fatalf("step %d: path of %d entries, want %d", i, len(got), len(want))
+		}
+		for j := range got {
+			if got[j].ID != want[j].ID {
+				t.Fatalf("step %d: entry %d is %s, want %s", i, j, got[j].ID, want[j].ID)
+			}
+		}
+		if p := s.Path(ids[rng.IntN(len(ids))]); len(p) == 0 {
+			t.Fatal("empty path")
+		}
 	}
 }

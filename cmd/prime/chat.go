@@ -3,9 +3,11 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -200,7 +202,7 @@ func runChat(ctx context.Context, a *app, args []string) int {
 		return runRPC(ctx, a, f)
 	}
 	if !f.print && f.mode == "" && a.terminal() {
-		return a.fail("prime", usageErrorf("the interactive terminal UI is not in this build yet; use -p MESSAGE (print mode)"))
+		return runTUI(ctx, a, f)
 	}
 	ch, err := openChat(ctx, a, f)
 	if err != nil {
@@ -343,6 +345,7 @@ func chooseSession(a *app, f *chatFlags, st *settings.Settings, cwd string) (*se
 		}
 		fmt.Fprintln(a.stderr, "prime: no session to continue in this directory; starting a new one")
 	case f.resume:
+		// On a terminal runTUI asks which session first (tui.go).
 		return nil, usageErrorf("--resume needs the interactive terminal UI; use --continue or --session FILE")
 	}
 	return session.CreateIn(dir, opts)
@@ -354,13 +357,15 @@ func (ch *chat) close() {
 
 // initialPrompt joins standard input (when it is not a terminal), the
 // contents of the @files and the first message with blank lines (DESIGN
-// decision 8), and returns the remaining messages.
-func (ch *chat) initialPrompt(f *chatFlags) (string, []string, error) {
+// decision 8), and returns the images among the @files and the remaining
+// messages.
+func (ch *chat) initialPrompt(f *chatFlags) (string, []llm.Image, []string, error) {
 	var parts []string
+	var images []llm.Image
 	if !isTerminal(ch.a.stdin) && ch.a.stdin != nil {
 		data, err := io.ReadAll(bufio.NewReader(ch.a.stdin))
 		if err != nil {
-			return "", nil, fmt.Errorf("reading standard input: %w", err)
+			return "", nil, nil, fmt.Errorf("reading standard input: %w", err)
 		}
 		if t := strings.TrimSpace(string(data)); t != "" {
 			parts = append(parts, t)
@@ -373,9 +378,14 @@ func (ch *chat) initialPrompt(f *chatFlags) (string, []string, error) {
 		}
 		data, err := os.ReadFile(p)
 		if err != nil {
-			return "", nil, &exitError{code: exitFailed, err: fmt.Errorf("@%s: %w", name, err)}
+			return "", nil, nil, &exitError{code: exitFailed, err: fmt.Errorf("@%s: %w", name, err)}
 		}
 		if len(data) == 0 {
+			continue
+		}
+		if mime := imageType(data); mime != "" {
+			images = append(images, llm.Image{Data: base64.StdEncoding.EncodeToString(data), MIMEType: mime})
+			parts = append(parts, "<file name=\""+p+"\"></file>")
 			continue
 		}
 		parts = append(parts, "<file name=\""+p+"\">\n"+strings.TrimRight(string(data), "\n")+"\n</file>")
@@ -385,7 +395,17 @@ func (ch *chat) initialPrompt(f *chatFlags) (string, []string, error) {
 		parts = append(parts, rest[0])
 		rest = rest[1:]
 	}
-	return strings.Join(parts, "\n\n"), rest, nil
+	return strings.Join(parts, "\n\n"), images, rest, nil
+}
+
+// imageType returns the MIME type of an image the models take (PNG, JPEG,
+// GIF, WebP), judged by its content, or "".
+func imageType(data []byte) string {
+	switch t := http.DetectContentType(data); t {
+	case "image/png", "image/jpeg", "image/gif", "image/webp":
+		return t
+	}
+	return ""
 }
 
 // print runs print mode (and JSON mode): each message in turn, each awaited
@@ -394,12 +414,12 @@ func (ch *chat) initialPrompt(f *chatFlags) (string, []string, error) {
 // [INSTRUCTIONS]" compacts instead. The exit status is 1 when the last reply
 // failed, was aborted or was cut off, or an operation failed.
 func (ch *chat) print(ctx context.Context, f *chatFlags) int {
-	first, rest, err := ch.initialPrompt(f)
+	first, images, rest, err := ch.initialPrompt(f)
 	if err != nil {
 		return ch.a.fail("prime", err)
 	}
 	var msgs []string
-	if first != "" {
+	if first != "" || len(images) > 0 {
 		msgs = append(msgs, first)
 	}
 	msgs = append(msgs, rest...)
@@ -408,14 +428,18 @@ func (ch *chat) print(ctx context.Context, f *chatFlags) int {
 		ch.ag.View(func(s *session.Session) { header = s.Header().Raw() })
 		ch.a.stdout.Write(append(header, '\n'))
 	}
-	for _, m := range msgs {
+	for i, m := range msgs {
 		if instr, ok := compactCommand(m); ok {
 			if code := ch.compact(ctx, instr); code != exitOK {
 				return code
 			}
 			continue
 		}
-		if _, err := ch.ag.Prompt(ctx, m, agent.PromptOptions{}); err != nil {
+		opts := agent.PromptOptions{}
+		if i == 0 {
+			opts.Images = images
+		}
+		if _, err := ch.ag.Prompt(ctx, m, opts); err != nil {
 			return ch.a.fail("prime", err)
 		}
 		if err := ch.ag.Wait(ctx); err != nil {
@@ -424,7 +448,7 @@ func (ch *chat) print(ctx context.Context, f *chatFlags) int {
 			return ch.a.interruptStatus()
 		}
 	}
-	return ch.finish(len(msgs) == 0)
+	return ch.finish()
 }
 
 // compactCommand reports whether a message is "/compact [INSTRUCTIONS]".
@@ -452,7 +476,10 @@ func (ch *chat) compact(ctx context.Context, instructions string) int {
 }
 
 // finish prints the last reply (text mode) and returns the exit status.
-func (ch *chat) finish(nothingSent bool) int {
+// As in pi, only the last message on the session's path counts: when it is
+// not a reply (the run ended on a tool result, or nothing was sent), nothing
+// is printed.
+func (ch *chat) finish() int {
 	var last *llm.AssistantMessage
 	ch.ag.View(func(s *session.Session) {
 		path := s.LeafPath()
@@ -461,13 +488,9 @@ func (ch *chat) finish(nothingSent bool) int {
 				continue
 			}
 			if m, err := path[i].Message(); err == nil {
-				if am, ok := m.(*llm.AssistantMessage); ok {
-					last = am
-				}
-				if _, isTool := m.(*llm.ToolResultMessage); last != nil || !isTool && !nothingSent {
-					return
-				}
+				last, _ = m.(*llm.AssistantMessage)
 			}
+			return
 		}
 	})
 	if last == nil {

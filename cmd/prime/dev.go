@@ -38,6 +38,7 @@ func runGenSession(ctx context.Context, a *app, args []string) error {
 	fs.Float64Var(&o.ImageRate, "image-rate", 0, "chance of an image in a prompt or result (default 0.01; negative: none)")
 	fs.Float64Var(&o.SizeScale, "scale", 0, "multiply text sizes (default 1)")
 	fs.IntVar(&o.TrailingHugeResults, "trailing-huge", 0, "end with N tool results each larger than the keep-recent budget")
+	fs.BoolVar(&o.Pi16, "pi16", false, "write pi 1.6's transcript: system messages and patches, failed attempts hidden by context edits")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err

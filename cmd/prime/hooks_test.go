@@ -18,6 +18,7 @@ import (
 
 	"github.com/prime-agent/prime/internal/mdblocks"
 	"github.com/prime-agent/prime/internal/proctest"
+	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/llm/llmtest"
 	"github.com/prime-agent/prime/session"
 )
@@ -179,7 +180,14 @@ func sequence(evs []hookEvent) string {
 // tests set no key.
 func hookSession(t *testing.T) (string, []byte) {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "hook", "testdata", "session.jsonl"))
+	return copySession(t, filepath.Join("..", "..", "hook", "testdata", "session.jsonl"))
+}
+
+// copySession copies the session file src into a temporary file and
+// returns its path and contents.
+func copySession(t *testing.T, src string) (string, []byte) {
+	t.Helper()
+	data, err := os.ReadFile(src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -573,9 +581,10 @@ func buildPrime(t *testing.T) string {
 	return bin
 }
 
-// TestHooksBinary runs the built binary: the example hook of docs/hooks.md
-// exactly as documented, offline and with a model that must not be asked,
-// and Ctrl-C while a hook runs.
+// TestHooksBinary runs the built binary: the example hooks of docs/hooks.md
+// exactly as documented (the user's requests, offline and with a model that
+// must not be asked; another model over a fake OpenAI-compatible server,
+// sent Prime's own conversation text), and Ctrl-C while a hook runs.
 func TestHooksBinary(t *testing.T) {
 	bin := buildPrime(t)
 	command := func(h *hookSetup, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
@@ -626,6 +635,117 @@ func TestHooksBinary(t *testing.T) {
 		}
 		if n := len(srv.Requests()); n != 0 {
 			t.Errorf("the model was asked %d times; the hook wrote the summary", n)
+		}
+	})
+
+	t.Run("docs example: another model", func(t *testing.T) {
+		if _, err := exec.LookPath("python3"); err != nil {
+			t.Skip("python3 is not installed; the documented example is a Python script")
+		}
+		blocks, err := mdblocks.Tested(filepath.Join("..", "..", "docs", "hooks.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Prime's own summarizer, which must not be asked while the hook
+		// writes the summary, and the other model the hook asks.
+		prime := llmtest.NewOpenAI(t)
+		prime.Handle(summaryReply)
+		other := llmtest.NewOpenAI(t, llmtest.FlavorOllama)
+		const historyAnswer, prefixAnswer = "## Goal\nFix coupon and tax order.", "## Turn\nA regression test was asked for and written."
+		other.Handle(func(r *llmtest.Request) llmtest.Reply {
+			if strings.Contains(r.LastUserText(), "first part of a turn") {
+				return llmtest.Stream(llmtest.Text(prefixAnswer))
+			}
+			return llmtest.Stream(llmtest.Text(historyAnswer))
+		})
+		h := newHookSetup(t, prime)
+		if err := os.MkdirAll(filepath.Join(h.agentDir, "hooks"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(h.agentDir, "hooks", "other-model.py"), []byte(blocks["other-model.py"]), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(h.agentDir, "settings.json"), []byte(blocks["other-model-settings.json"]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		compact := func(path string, extra ...string) *bytes.Buffer {
+			t.Helper()
+			cmd, out, errOut := command(h, append([]string{"compact", path, "--model", "fake/fake-model", "--keep-recent-tokens", "1"}, extra...)...)
+			cmd.Env = append(cmd.Env, "SUMMARY_BASE_URL="+other.Model().BaseURL, "SUMMARY_MODEL=small-model", "SUMMARY_API_KEY=other-key")
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("prime %v: %v\n%s", extra, err, errOut)
+			}
+			return out
+		}
+
+		// Prime's own compaction of the session, for the texts and the
+		// file lists to compare with.
+		own, ownBefore := transcriptSession(t)
+		compact(own, "--no-hooks")
+		_, ownEntry := compactedEntry(t, own, ownBefore)
+		primeReqs := prime.Requests()
+		if len(primeReqs) != 2 {
+			t.Fatalf("Prime's summarizer got %d requests, want 2", len(primeReqs))
+		}
+		lists := ownEntry.Summary[strings.Index(ownEntry.Summary, "\n\n<modified-files>"):]
+
+		path, before := transcriptSession(t)
+		out := compact(path)
+		_, c := compactedEntry(t, path, before)
+		if n := len(prime.Requests()); n != 2 {
+			t.Errorf("Prime's summarizer was asked %d more times; the hook wrote the summary", n-2)
+		}
+		reqs := other.Requests()
+		if len(reqs) != 2 {
+			t.Fatalf("the other model got %d requests, want the history's and the turn prefix's", len(reqs))
+		}
+		for i, r := range reqs {
+			// The conversation it was sent is Prime's, byte for byte.
+			if got, want := llmtest.Conversation(t, r), llmtest.Conversation(t, primeReqs[i]); got != want {
+				t.Errorf("request %d: the hook sent\n%s\n\nPrime sent\n%s", i, got, want)
+			}
+			if r.Model() != "small-model" || r.Header.Get("Authorization") != "Bearer other-key" || r.JSON["stream"] != nil {
+				t.Errorf("request %d: model %q, auth %q, stream %v", i, r.Model(), r.Header.Get("Authorization"), r.JSON["stream"])
+			}
+		}
+		want := historyAnswer + "\n\n## Earlier in this turn\n\n" + prefixAnswer + lists
+		if !c.FromHook || c.Summary != want || lists != "\n\n<modified-files>\nshop/price.go\nshop/price_regress_test.go\n</modified-files>" ||
+			string(c.Details) != `{"readFiles":[],"modifiedFiles":["shop/price.go","shop/price_regress_test.go"],"summarizer":"small-model"}` {
+			t.Errorf("stored %+v (details %s)\nwant the summary\n%s", c, c.Details, want)
+		}
+		if !strings.Contains(out.String(), `summary by hook "./hooks/other-model.py"`) {
+			t.Errorf("stdout %q", out)
+		}
+
+		// The next compaction updates that summary: the hook sends it as the
+		// previous summary, without its file lists, and lists the files of
+		// both (Prime does not carry a hook's lists; the hook does).
+		s, err := session.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range []session.Message{userMessage("Now read the README."),
+			&llm.AssistantMessage{Content: []llm.Content{readCall("call_9", "README.md")}, StopReason: llm.StopReasonToolUse, Timestamp: 9},
+			&llm.ToolResultMessage{ToolCallID: "call_9", ToolName: "read", Content: []llm.Content{llm.Text{Text: "# Shop"}}, Timestamp: 10},
+			&llm.AssistantMessage{Content: []llm.Content{llm.Text{Text: "It says: Shop."}}, StopReason: llm.StopReasonStop, Timestamp: 11},
+		} {
+			if _, err := s.Append(&session.MessageEntry{Message: m}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s.Close()
+		before, _ = os.ReadFile(path)
+		compact(path)
+		_, c2 := compactedEntry(t, path, before)
+		reqs = other.Requests()
+		if len(reqs) != 4 {
+			t.Fatalf("the other model got %d requests, want 4", len(reqs))
+		}
+		if text := reqs[2].LastUserText(); !strings.Contains(text, "<previous-summary>\n"+strings.TrimSuffix(c.Summary, lists)+"\n</previous-summary>\n\nThe conversation above continues") {
+			t.Errorf("the update request:\n%s", text)
+		}
+		if !strings.HasSuffix(c2.Summary, "\n\n<read-files>\nREADME.md\n</read-files>\n\n<modified-files>\nshop/price.go\nshop/price_regress_test.go\n</modified-files>") {
+			t.Errorf("second summary:\n%s\nrequests: %s\n---\n%s", c2.Summary, reqs[2].LastUserText(), reqs[3].LastUserText())
 		}
 	})
 

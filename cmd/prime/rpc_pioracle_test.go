@@ -14,7 +14,6 @@ import (
 // tools/pioracle/pioracle.
 func TestRPCPiOracleClient(t *testing.T) {
 	pioracle.Path(t)
-	bin := buildPrime(t)
 	s := newRPCSetup(t, map[string]any{"compaction": map[string]any{"keepRecentTokens": 1}})
 	t.Setenv(session.EnvAgentDir, s.agentDir) // for the prime the client starts
 	var answer struct {
@@ -26,7 +25,7 @@ func TestRPCPiOracleClient(t *testing.T) {
 		} `json:"calls"`
 		Stderr string `json:"stderr"`
 	}
-	pioracle.Ask(t, &answer, "rpc-client", bin, "--cwd", s.project, "--model", "fake/fake-model")
+	pioracle.Ask(t, &answer, "rpc-client", s.bin, "--cwd", s.project, "--model", "fake/fake-model")
 	got := map[string]any{}
 	for _, c := range answer.Calls {
 		switch {

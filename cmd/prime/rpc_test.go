@@ -30,11 +30,9 @@ import (
 // the test instead of hanging it. No test asserts how fast anything is.
 const rpcTimeout = 90 * time.Second
 
-// rpcSetup is an agent directory whose models.json points at a fake model
-// server, and a project directory to work in.
+// rpcSetup is an agentEnv whose fake server answers from a script.
 type rpcSetup struct {
-	agentDir, project string
-	srv               *llmtest.Server
+	*agentEnv
 	// replies answers the conversation's requests in order (then "reply
 	// to: <last user text>"); summary requests get a summary naming the
 	// instructions they carry.
@@ -43,18 +41,18 @@ type rpcSetup struct {
 }
 
 // newRPCSetup makes the directories, with settings (retries off, so a
-// failing fake fails at once) and kv as further settings.
+// failing fake fails at once, and those given).
 func newRPCSetup(t *testing.T, settings map[string]any) *rpcSetup {
 	t.Helper()
-	s := &rpcSetup{agentDir: t.TempDir(), project: t.TempDir(), srv: llmtest.NewAnthropic(t)}
-	if err := writeFakeModels(filepath.Join(s.agentDir, "models.json"), s.srv.API(), s.srv.Model().BaseURL, 0); err != nil {
-		t.Fatal(err)
-	}
 	doc := map[string]any{"retry": map[string]any{"enabled": false}}
 	for k, v := range settings {
 		doc[k] = v
 	}
-	writeSettingsFile(t, filepath.Join(s.agentDir, "settings.json"), doc)
+	b, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &rpcSetup{agentEnv: newAgentEnv(t, llmtest.NewAnthropic(t), 0, string(b))}
 	s.srv.Handle(s.answer)
 	return s
 }
@@ -130,10 +128,7 @@ func (l rpcLine) message() map[string]any { m, _ := l.m["message"].(map[string]a
 // start runs prime --mode rpc with args in the project.
 func (s *rpcSetup) start(t *testing.T, args ...string) *rpcProc {
 	t.Helper()
-	bin := buildPrime(t)
-	cmd := exec.Command(bin, append([]string{"--mode", "rpc", "--model", "fake/fake-model", "--no-context-files"}, args...)...)
-	cmd.Dir = s.project
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + s.agentDir, session.EnvAgentDir + "=" + s.agentDir}
+	cmd := s.command(append([]string{"--mode", "rpc", "--no-context-files"}, args...)...)
 	p := &rpcProc{t: t, cmd: cmd, lines: make(chan rpcLine, 10000), stderr: &syncBuffer{}, exited: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	in, err := cmd.StdinPipe()
@@ -298,9 +293,9 @@ func (p *rpcProc) wait() (int, []rpcLine) {
 	return p.code, rest
 }
 
-// kinds lists the types of lines (responses as "response:ID", runs of
+// lineKinds lists the types of lines (responses as "response:ID", runs of
 // message_update as one).
-func kinds(ls []rpcLine) string {
+func lineKinds(ls []rpcLine) string {
 	var out []string
 	for _, l := range ls {
 		k := l.typ()
@@ -377,16 +372,11 @@ func treeShape(nodes []any) string {
 	return strings.Join(parts, ",")
 }
 
-// waitFor waits until path exists: a tool or hook the test runs says it
-// got there.
-func waitFor(t *testing.T, path string) {
+// waitForFile waits until path exists: a tool or hook the test runs says
+// it got there.
+func waitForFile(t *testing.T, path string) {
 	t.Helper()
-	for deadline := time.Now().Add(rpcTimeout); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if _, err := os.Stat(path); err == nil {
-			return
-		}
-	}
-	t.Fatalf("%s never appeared", path)
+	waitFor(t, path, func() bool { _, err := os.Stat(path); return err == nil })
 }
 
 // toolCall is a reply calling tool name with args.
@@ -565,7 +555,7 @@ func TestRPCToolCalls(t *testing.T) {
 			notUpdates = append(notUpdates, l)
 		}
 	}
-	k := kinds(notUpdates)
+	k := lineKinds(notUpdates)
 	for _, want := range []string{
 		"response:p agent_start turn_start message_start message_end message_start message_end message_start message_update",
 		"message_end tool_execution_start tool_execution_start tool_execution_end tool_execution_end",
@@ -652,7 +642,7 @@ func TestRPCSteerAndFollowUp(t *testing.T) {
 		p.send(c)
 		got := p.settle()
 		if got[0].str("disposition") != "started" || !got[1].is("agent_start") {
-			t.Errorf("%s while idle: %s", c, kinds(got))
+			t.Errorf("%s while idle: %s", c, lineKinds(got))
 		}
 	}
 }
@@ -674,7 +664,7 @@ func TestRPCAbort(t *testing.T) {
 	p.until(func(l rpcLine) bool { return l.is("message_update") })
 	got := p.until(func(l rpcLine) bool { p.send(`{"id":"a1","type":"abort"}`); return true })
 	got = append(got, p.until(func(l rpcLine) bool { return l.answers("a1") })...)
-	k := kinds(got)
+	k := lineKinds(got)
 	if !strings.HasSuffix(k, "message_end turn_end agent_end agent_settled response:a1") {
 		t.Errorf("abort mid-stream: %s", k)
 	}
@@ -694,7 +684,7 @@ func TestRPCAbort(t *testing.T) {
 	p.until(func(l rpcLine) bool { return l.is("tool_execution_start") })
 	got = p.until(func(l rpcLine) bool { p.send(`{"id":"a2","type":"abort"}`); return true })
 	got = append(got, p.until(func(l rpcLine) bool { return l.answers("a2") })...)
-	if k := kinds(got); !strings.HasSuffix(k, "tool_execution_end message_start message_end turn_end agent_end agent_settled response:a2") {
+	if k := lineKinds(got); !strings.HasSuffix(k, "tool_execution_end message_start message_end turn_end agent_end agent_settled response:a2") {
 		t.Errorf("abort mid-tool: %s", k)
 	}
 	if k := sessionKinds(t, path); !strings.HasSuffix(k, "user assistant user assistant toolResult") {
@@ -702,7 +692,7 @@ func TestRPCAbort(t *testing.T) {
 	}
 	p.send(`{"id":"p3","type":"prompt","message":"still there?"}`)
 	if got := p.settle(); got[len(got)-1].field("aborted") != false {
-		t.Errorf("after the aborts: %s", kinds(got))
+		t.Errorf("after the aborts: %s", lineKinds(got))
 	}
 	if k := sessionKinds(t, path); !strings.HasSuffix(k, "toolResult user assistant") {
 		t.Errorf("session after the next prompt: %s", k)
@@ -717,7 +707,7 @@ func TestRPCCompact(t *testing.T) {
 	p.converse("first question", "second question")
 	p.send(`{"id":"c","type":"compact","customInstructions":"remember both questions"}`)
 	got := p.until(func(l rpcLine) bool { return l.answers("c") })
-	if k := kinds(got); k != "compaction_start compaction_end response:c" {
+	if k := lineKinds(got); k != "compaction_start compaction_end response:c" {
 		t.Errorf("compact: %s", k)
 	}
 	r := got[len(got)-1]
@@ -757,15 +747,17 @@ func TestRPCAutoCompaction(t *testing.T) {
 	// The threshold is 200,000 - 199,700 = 300 tokens.
 	s := newRPCSetup(t, map[string]any{"compaction": map[string]any{"keepRecentTokens": 5, "reserveTokens": 199700}})
 	s.script(
-		llmtest.Stream(llmtest.Text("a long answer"), llmtest.Usage(400, 5)),
 		llmtest.Stream(llmtest.Text("short"), llmtest.Usage(50, 2)),
+		llmtest.Stream(llmtest.Text("a long answer"), llmtest.Usage(400, 5)),
+		llmtest.Stream(llmtest.Text("short again"), llmtest.Usage(50, 2)),
 		llmtest.Overflow(),
 		llmtest.Stream(llmtest.Text("after the compaction"), llmtest.Usage(60, 3)),
 	)
 	p := s.start(t)
-	p.send(`{"id":"1","type":"prompt","message":"first"}`)
+	p.converse("first")
+	p.send(`{"id":"1","type":"prompt","message":"second, answered at length"}`)
 	got := p.settle()
-	if k := kinds(got); !strings.HasSuffix(k, "message_end turn_end agent_end compaction_start compaction_end agent_settled") {
+	if k := lineKinds(got); !strings.HasSuffix(k, "message_end turn_end agent_end compaction_start compaction_end agent_settled") {
 		t.Errorf("threshold: %s", k)
 	}
 	for _, l := range got {
@@ -776,9 +768,8 @@ func TestRPCAutoCompaction(t *testing.T) {
 			t.Errorf("threshold: %s", l.raw)
 		}
 	}
-	p.send(`{"id":"2","type":"prompt","message":"second"}`)
-	p.settle()
-	p.send(`{"id":"3","type":"prompt","message":"third, which overflows"}`)
+	p.converse("third")
+	p.send(`{"id":"3","type":"prompt","message":"fourth, which overflows"}`)
 	got = p.settle()
 	var names []string
 	for _, l := range got {
@@ -820,7 +811,7 @@ func TestRPCNavigateTree(t *testing.T) {
 	second := userEntry(t, p.call("e", `{"id":"e","type":"get_entries"}`), "second question")
 	p.send(fmt.Sprintf(`{"id":"n","type":"navigate_tree","targetId":%q,"summarize":true,"customInstructions":"mention the second question","label":"checkpoint"}`, second))
 	got := p.until(func(l rpcLine) bool { return l.answers("n") })
-	if k := kinds(got); k != "branch_summary_start branch_summary_end response:n" {
+	if k := lineKinds(got); k != "branch_summary_start branch_summary_end response:n" {
 		t.Errorf("navigate_tree: %s", k)
 	}
 	r := got[len(got)-1]
@@ -988,7 +979,7 @@ func TestRPCShutdown(t *testing.T) {
 				t.Errorf("exit %d, want %d (stderr: %s)", code, c.code, p.stderr)
 			}
 			if len(rest) == 0 || !rest[len(rest)-1].is("agent_settled") || rest[len(rest)-1].field("aborted") != true {
-				t.Errorf("the last lines: %s", kinds(rest))
+				t.Errorf("the last lines: %s", lineKinds(rest))
 			}
 			if k := sessionKinds(t, path); !strings.HasSuffix(k, "user assistant toolResult") {
 				t.Errorf("session %s", k)
@@ -1032,13 +1023,9 @@ func TestRPCShutdown(t *testing.T) {
 		p.settle()
 		p.send(`{"id":"c","type":"compact"}`)
 		p.until(func(l rpcLine) bool { return l.is("compaction_start") })
-		for deadline := time.Now().Add(rpcTimeout); len(s.summaryRequests()) == 0; time.Sleep(10 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatal("no summary request")
-			}
-		}
+		waitFor(t, "the summary request", func() bool { return len(s.summaryRequests()) > 0 })
 		p.cmd.Process.Signal(syscall.SIGTERM)
-		waitFor(t, marker)
+		waitForFile(t, marker)
 		pid, err := os.ReadFile(marker)
 		if hookPID, err = strconv.Atoi(strings.TrimSpace(string(pid))); err != nil {
 			t.Fatalf("the hook's pid: %q", pid)

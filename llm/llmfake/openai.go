@@ -2,6 +2,9 @@ package llmfake
 
 import (
 	"fmt"
+	"net/http"
+	"strings"
+	"time"
 
 	"github.com/prime-agent/prime/llm"
 )
@@ -212,4 +215,69 @@ func writeOpenAIToolCall(e *eventWriter, chunk func(map[string]any, any, any) []
 		}
 	}
 	return true
+}
+
+// streams reports whether a Chat Completions request asks for a stream.
+// Without "stream": true an OpenAI-compatible server answers with one
+// chat.completion object, and so does the fake ([writeOpenAICompletion]).
+func streams(req *Request) bool {
+	b, _ := req.JSON["stream"].(bool)
+	return b
+}
+
+// writeOpenAICompletion answers a request that does not stream with parts as
+// one chat.completion object: the texts joined, the reasoning in the
+// flavour's field, the tool calls, the finish reason and the usage. An error
+// part answers with an HTTP 500 in the flavour's error body instead, and a
+// disconnect drops the connection before anything is written. rep.Delay is
+// slept once.
+func (s *Server) writeOpenAICompletion(w http.ResponseWriter, hr *http.Request, req *Request, rep Reply) {
+	if rep.Delay > 0 {
+		t := time.NewTimer(rep.Delay)
+		select {
+		case <-hr.Context().Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+	var text, thinking strings.Builder
+	var calls []any
+	for _, p := range rep.Parts {
+		switch {
+		case p.Text != "":
+			text.WriteString(p.Text)
+		case p.Thinking != "":
+			thinking.WriteString(p.Thinking)
+		case p.ToolCall != nil:
+			calls = append(calls, map[string]any{"id": p.ToolCall.ID, "type": "function",
+				"function": map[string]any{"name": p.ToolCall.Name, "arguments": p.ToolCall.args()}})
+		case p.Error != nil:
+			s.writeError(w, Reply{Status: http.StatusInternalServerError, ErrorType: p.Error.Type, ErrorMessage: p.Error.Message})
+			return
+		case p.Disconnect:
+			panic(http.ErrAbortHandler)
+		}
+	}
+	message := map[string]any{"role": "assistant", "content": text.String()}
+	if text.Len() == 0 && len(calls) > 0 {
+		message["content"] = nil
+	}
+	if thinking.Len() > 0 {
+		message[s.flavor.reasoningField()] = thinking.String()
+	}
+	if len(calls) > 0 {
+		message["tool_calls"] = calls
+	}
+	u := usageOf(rep.Parts)
+	body := marshal(map[string]any{
+		"id": "chatcmpl-llmtest", "object": "chat.completion", "created": 1767225600, "model": req.Model(),
+		"choices": []any{map[string]any{"index": 0, "message": message, "finish_reason": openAIFinish[stopOf(rep.Parts)]}},
+		"usage": map[string]any{
+			"prompt_tokens": u.Input + u.CacheRead, "completion_tokens": u.Output, "total_tokens": u.Input + u.CacheRead + u.Output,
+			"prompt_tokens_details": map[string]any{"cached_tokens": u.CacheRead},
+		},
+	})
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(body)
 }

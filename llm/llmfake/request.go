@@ -82,6 +82,22 @@ func (r *Request) LastUserText() string {
 	return ""
 }
 
+// Conversation returns the transcript a Prime summary request carries: the
+// text between "<conversation>\n" at the start of the last user message and
+// the first "\n</conversation>\n\n" after it. ok is false for a request
+// that is not a summary request.
+func (r *Request) Conversation() (text string, ok bool) {
+	rest, ok := strings.CutPrefix(r.LastUserText(), "<conversation>\n")
+	if !ok {
+		return "", false
+	}
+	text, _, ok = strings.Cut(rest, "\n</conversation>\n\n")
+	if !ok {
+		return "", false
+	}
+	return text, true
+}
+
 // Text is all the text the request carries, system prompt and every
 // message, joined with newlines: what a handler searches to answer
 // according to what it was asked.

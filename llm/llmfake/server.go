@@ -19,7 +19,8 @@
 // including their quirks: tool calls without "index", reasoning in
 // "reasoning" or "reasoning_content", usage in the last chunk or beside the
 // finish reason, keep-alive comments, and each one's wording for a context
-// overflow.
+// overflow. A Chat Completions request without "stream": true
+// (a script's, say) gets the same answer as one chat.completion object.
 //
 // A server may also simulate a context window ([Server.SetWindow], see
 // [Window]): it then counts tokens with a tokenizer as far from chars/4 as
@@ -382,6 +383,10 @@ func (e *eventWriter) disconnect() {
 }
 
 func (s *Server) writeStream(w http.ResponseWriter, hr *http.Request, req *Request, rep Reply) {
+	if s.api == llm.APIOpenAICompletions && rep.Raw == "" && !streams(req) {
+		s.writeOpenAICompletion(w, hr, req, rep)
+		return
+	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)

@@ -185,3 +185,79 @@ func TestScriptedLlamaCppSizes(t *testing.T) {
 		t.Errorf("err = %v (%+v)", err, e)
 	}
 }
+
+// TestOpenAICompletionWithoutStream: a Chat Completions request that does
+// not ask for a stream gets one chat.completion object (what a script using
+// the plain HTTP API reads); an error part gets an HTTP error instead.
+func TestOpenAICompletionWithoutStream(t *testing.T) {
+	srv := llmfake.NewServer(llm.APIOpenAICompletions, llmfake.FlavorVLLM)
+	defer srv.Close()
+	srv.Reply(llmfake.Thinking("plan", "sig"), llmfake.Text("Hello "), llmfake.Text("there"), llmfake.Usage(12, 3))
+	srv.Reply(llmfake.ToolCall("c1", "read", `{ "path": "a.go" }`))
+	srv.Reply(llmfake.Text("half"), llmfake.ErrorEvent("server_error", "the model crashed"))
+	post := func(body string) (int, map[string]any) {
+		t.Helper()
+		resp, err := http.Post(srv.URL()+"/v1/chat/completions", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(resp.Body)
+		var out map[string]any
+		if err := json.Unmarshal(data, &out); err != nil {
+			t.Fatalf("%v: %s", err, data)
+		}
+		return resp.StatusCode, out
+	}
+	message := func(out map[string]any) (map[string]any, any) {
+		choice := out["choices"].([]any)[0].(map[string]any)
+		return choice["message"].(map[string]any), choice["finish_reason"]
+	}
+
+	code, out := post(`{"model":"m1","messages":[{"role":"user","content":"hi"}]}`)
+	msg, finish := message(out)
+	usage := out["usage"].(map[string]any)
+	if code != 200 || out["object"] != "chat.completion" || out["model"] != "m1" || msg["content"] != "Hello there" || msg["reasoning_content"] != "plan" ||
+		finish != "stop" || usage["prompt_tokens"] != 12.0 || usage["completion_tokens"] != 3.0 {
+		t.Errorf("text answer %d: %v", code, out)
+	}
+	code, out = post(`{"model":"m1","stream":false,"messages":[{"role":"user","content":"read"}]}`)
+	msg, finish = message(out)
+	calls, _ := msg["tool_calls"].([]any)
+	if code != 200 || msg["content"] != nil || finish != "tool_calls" || len(calls) != 1 ||
+		calls[0].(map[string]any)["function"].(map[string]any)["arguments"] != `{"path":"a.go"}` {
+		t.Errorf("tool call answer %d: %v", code, out)
+	}
+	code, out = post(`{"model":"m1","messages":[{"role":"user","content":"hi"}]}`)
+	if code != 500 || out["message"] != "the model crashed" {
+		t.Errorf("error answer %d: %v", code, out)
+	}
+	if len(srv.Requests()) != 3 || srv.LastRequest().LastUserText() != "hi" {
+		t.Errorf("requests %d", len(srv.Requests()))
+	}
+}
+
+// TestRequestConversation reads the transcript of a summary request, and
+// nothing from another request.
+func TestRequestConversation(t *testing.T) {
+	srv := llmfake.NewServer(llm.APIAnthropicMessages, llmfake.FlavorOpenAI)
+	defer srv.Close()
+	for _, tc := range []struct {
+		prompt, want string
+		ok           bool
+	}{
+		{"<conversation>\n[User]: hi\n\n[Assistant]: yes\n</conversation>\n\nSummarize.", "[User]: hi\n\n[Assistant]: yes", true},
+		{"<conversation>\n[User]: a </conversation> b\n</conversation>\n\n<previous-summary>\nx\n</previous-summary>\n\nUpdate.", "[User]: a </conversation> b", true},
+		{"Summarize <conversation>\n[User]: hi\n</conversation>\n\n", "", false},
+		{"<conversation>\n[User]: never closed", "", false},
+	} {
+		srv.Reply(llmfake.Text("ok"))
+		if _, err := llm.Complete(context.Background(), srv.Provider(), &llm.Request{Model: srv.Model(),
+			Messages: []llm.Message{&llm.UserMessage{Content: []llm.Content{llm.Text{Text: tc.prompt}}}}}); err != nil {
+			t.Fatal(err)
+		}
+		if got, ok := srv.LastRequest().Conversation(); got != tc.want || ok != tc.ok {
+			t.Errorf("%q: got %q, %v; want %q, %v", tc.prompt, got, ok, tc.want, tc.ok)
+		}
+	}
+}

@@ -180,3 +180,15 @@ func HTTPError(status int, errType, message string) Reply {
 // Overflow returns a reply failing with the vendor's context-overflow
 // error.
 func Overflow() Reply { return llmfake.Overflow() }
+
+// Conversation returns the transcript a Prime summary request carries
+// inside its <conversation> tags (see llmfake.Request.Conversation), failing
+// tb when r is not a summary request.
+func Conversation(tb testing.TB, r *Request) string {
+	tb.Helper()
+	text, ok := r.Conversation()
+	if !ok {
+		tb.Fatalf("llmtest: no <conversation> in the request:\n%.300s", r.LastUserText())
+	}
+	return text
+}

@@ -302,6 +302,12 @@ func (g *gen) round(ph phase) bool {
 		g.failedAssistant()
 		return false
 	}
+	if g.o.Pi16 && g.chance(0.02) {
+		g.failedAttempt() // retried at once, below
+		if g.full() {
+			return false
+		}
+	}
 	c := &g.conv
 	t := c.current()
 	var calls []toolUse

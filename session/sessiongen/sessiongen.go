@@ -31,6 +31,12 @@
 // the new, smaller context. A failed turn (stop reason error or aborted)
 // has no tool calls and no usage, so no tool result ever follows one.
 //
+// With [Options].Pi16 the session is written as pi 1.6 writes one: the
+// system prompt in the transcript (a system message, later patches, the
+// replayed state on each compaction) and failed attempts hidden by
+// context_edit entries. [EdgeCases] are hand-written sessions of shapes the
+// generator does not make.
+//
 // The output is a version-3 file that depends only on the [Options]: the
 // same options always give the same bytes.
 package sessiongen
@@ -91,6 +97,17 @@ type Options struct {
 	// assistant message calling that many tools whose results are each
 	// larger than KeepRecentTokens (pi 1.6's case C7b).
 	TrailingHugeResults int
+	// Pi16 writes the session as pi 1.6 does: the model and thinking level
+	// first, then a system message (content "", the prompt's sections,
+	// the tools' declarations with their schemas); now and then a patch
+	// (a section changed or removed, a tool added or removed); failed
+	// attempts retried at once and hidden by context_edit entries (a reply
+	// the provider failed; a reply cut off by the output limit, with the
+	// error results of its calls); compactions carrying the replayed
+	// system state. Usage then counts the system state's estimate instead
+	// of SystemPromptTokens. Off, the session is the same as before the
+	// option existed.
+	Pi16 bool
 }
 
 // SystemPromptTokens is what the system prompt and tool definitions add to
@@ -145,6 +162,9 @@ func Generate(w io.Writer, o Options) error {
 	g.setModel(models[0])
 	g.header()
 	g.limit = o.Entries
+	if o.Pi16 {
+		g.startPi16()
+	}
 	if o.TrailingHugeResults > 0 {
 		g.limit = max(0, o.Entries-o.TrailingHugeResults-1)
 	}
@@ -168,6 +188,10 @@ type node struct {
 	tokens int    // estimated tokens it adds to the context
 	hidden bool   // in the context's estimate but not sent to the model
 	usage  int    // the context size its usage reports (assistants), or 0
+	// sys and state are the prompt in force after the entry (Pi16): the
+	// generator's and as the model sees it replayed.
+	sys   *system
+	state *session.SystemMessage
 }
 
 // A model the simulated user switches between.
@@ -209,6 +233,9 @@ type gen struct {
 	model    model
 	thinking string
 	named    bool
+	// sys is the prompt's state and state its replay (Pi16; nil without).
+	sys   *system
+	state *session.SystemMessage
 	// read and modified are every file read or changed so far, for the
 	// compactions' details.
 	read, modified map[string]bool
@@ -264,12 +291,21 @@ func (g *gen) header() {
 
 // emit writes one entry as a child of the leaf and returns its id ("" once
 // the session is full).
-func (g *gen) emit(p session.Payload, n node) string {
+func (g *gen) emit(p session.Payload, n node) string { return g.emitStamped(p, n, nil) }
+
+// emitStamped is emit, calling stamp with the entry's time before the
+// entry is encoded.
+func (g *gen) emitStamped(p session.Payload, n node, stamp func(time.Time)) string {
 	if g.full() {
 		return ""
 	}
 	n.id = g.newID()
-	line, err := session.EncodeEntry(n.id, g.leaf(), session.FormatTime(g.tick(20)), p)
+	ts := g.tick(20)
+	if stamp != nil {
+		stamp(ts)
+	}
+	n.sys, n.state = g.sys, g.state
+	line, err := session.EncodeEntry(n.id, g.leaf(), session.FormatTime(ts), p)
 	if err != nil {
 		g.err = err
 		return ""
@@ -289,6 +325,8 @@ func (g *gen) emit(p session.Payload, n node) string {
 func (g *gen) emitMessage(m session.Message) bool {
 	n := node{kind: m.Role(), tokens: session.EstimateTokens(m)}
 	switch m := m.(type) {
+	case *session.SystemMessage:
+		n.tokens = 0 // counted by promptTokens
 	case *session.BashExecution:
 		n.hidden = m.ExcludeFromContext
 	case *llm.AssistantMessage:
@@ -318,6 +356,9 @@ func (g *gen) turn() {
 	if len(g.path) > 8 && g.chance(g.o.BranchRate) {
 		g.branch()
 	}
+	if g.o.Pi16 && len(g.path) > 8 && g.chance(0.03) {
+		g.patchSystem()
+	}
 	switch r := g.rng.IntN(100); {
 	case len(g.path) == 0:
 		// The session opens with the user's first request.
@@ -340,7 +381,7 @@ func (g *gen) turn() {
 	}
 	g.tick(300)
 	g.conversationTurn()
-	if !g.o.NoCompactions && SystemPromptTokens+g.context > g.o.ContextWindow-g.o.ReserveTokens {
+	if !g.o.NoCompactions && g.promptTokens()+g.context > g.o.ContextWindow-g.o.ReserveTokens {
 		g.compact()
 	}
 }
@@ -418,7 +459,8 @@ func (g *gen) branch() {
 		}
 	}
 	g.path = g.path[:at]
-	g.cached = min(g.cached, SystemPromptTokens)
+	g.sys, g.state = g.path[at-1].sys, g.path[at-1].state
+	g.cached = min(g.cached, g.promptTokens())
 	g.conv.branched = true
 	if g.chance(0.5) {
 		text := g.branchSummary()
@@ -448,7 +490,15 @@ func (g *gen) compact() {
 	}
 	summary := g.compactionSummary()
 	before := g.tokensBefore()
-	if g.emit(&session.CompactionEntry{Summary: summary, FirstKeptEntryID: g.path[cut].id, TokensBefore: before, Details: g.fileDetails()}, node{kind: session.TypeCompaction}) == "" {
+	c := &session.CompactionEntry{Summary: summary, FirstKeptEntryID: g.path[cut].id, TokensBefore: before, Details: g.fileDetails()}
+	stamp := func(ts time.Time) {
+		if g.state != nil { // pi 1.6 stamps the system state with the entry's time
+			sys := *g.state
+			sys.Timestamp = ts.UnixMilli()
+			c.SystemMessage = &sys
+		}
+	}
+	if g.emitStamped(c, node{kind: session.TypeCompaction}, stamp) == "" {
 		return
 	}
 	g.keptFrom, g.compactAt = cut, len(g.path)-1
@@ -460,7 +510,7 @@ func (g *gen) compact() {
 			g.hidden += n.tokens
 		}
 	}
-	g.cached = min(g.cached, SystemPromptTokens)
+	g.cached = min(g.cached, g.promptTokens())
 }
 
 // tokensBefore is the context's size as Prime and pi measure it: the newest
@@ -504,7 +554,7 @@ func (g *gen) finishAssistant(m *llm.AssistantMessage) {
 			break
 		}
 	}
-	prompt := SystemPromptTokens + g.context - g.hidden
+	prompt := g.promptTokens() + g.context - g.hidden
 	out := session.EstimateTokens(m)
 	cached := min(g.cached, prompt)
 	u := llm.Usage{Output: out, CacheRead: cached}

@@ -56,6 +56,8 @@ var consistencyOptions = []Options{
 	{Entries: 1500, Seed: 3, HugeRate: 0.02, ImageRate: 0.1, ContextWindow: 80_000, TrailingHugeResults: 2},
 	{Entries: 1500, Seed: 4, SizeScale: 0.2, ContextWindow: 20_000, KeepRecentTokens: 2_000},
 	{Entries: 800, Seed: 5, SizeScale: 3, NoCompactions: true},
+	{Entries: 3000, Seed: 6, ContextWindow: 60_000, BranchRate: 0.1, Pi16: true},
+	{Entries: 1500, Seed: 7, SizeScale: 0.2, ContextWindow: 20_000, KeepRecentTokens: 2_000, Pi16: true},
 }
 
 // TestNoOrphanResults: every tool result answers a call of the assistant
@@ -138,9 +140,19 @@ func TestUsageMatchesContext(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// The prompt: the replayed system state (pi 1.6) or a fixed
+			// size.
 			want := SystemPromptTokens
+			if sys := ctx.System(); sys != nil {
+				want = session.EstimateTokens(sys)
+			}
 			for _, cm := range ctx.Messages {
-				if b, ok := cm.(*session.BashExecution); ok && b.ExcludeFromContext {
+				switch cm := cm.(type) {
+				case *session.BashExecution:
+					if cm.ExcludeFromContext {
+						continue
+					}
+				case *session.SystemMessage:
 					continue
 				}
 				want += session.EstimateTokens(cm)
@@ -203,7 +215,7 @@ func TestConsistentTools(t *testing.T) {
 				path, _ := c.Arguments.StringArg("path")
 				switch c.Name {
 				case "read":
-					if _, windowed := c.Arguments.Get("offset"); !windowed && len(m.Content) == 1 {
+					if _, windowed := c.Arguments.Get("offset"); !windowed && len(m.Content) == 1 && !m.IsError {
 						contents[path] = m.Content[0].(llm.Text).Text
 					}
 				case "edit":
@@ -336,6 +348,94 @@ func TestVariety(t *testing.T) {
 			}
 			break
 		}
+	}
+}
+
+// TestPi16Shapes: a session generated with Pi16 holds pi 1.6's shapes:
+// the model, thinking level and system message first; patches that change
+// and remove sections and add and remove tools; failed attempts of both
+// kinds hidden by context edits (the reply and each of its results); and
+// compactions carrying the system state the context had at their parent,
+// stamped with their own time.
+func TestPi16Shapes(t *testing.T) {
+	s := generated(t, Options{Entries: 4000, Seed: 3, ContextWindow: 60_000, BranchRate: 0.05, Pi16: true})
+	es := s.Entries()
+	if es[0].Type != session.TypeModelChange || es[1].Type != session.TypeThinkingLevelChange {
+		t.Fatalf("session starts with %s, %s", es[0].Type, es[1].Type)
+	}
+	first, err := es[2].Message()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys, ok := first.(*session.SystemMessage)
+	if !ok || sys.Content != "" || len(sys.Sections) < 5 || len(sys.ToolsAdded) != 4 || !sys.ToolsAdded[0].Parameters.IsValid() {
+		t.Fatalf("third entry %+v", first)
+	}
+	count := map[string]int{}
+	hidden := map[string]bool{}
+	for _, e := range es[3:] {
+		switch e.Type {
+		case session.TypeContextEdit:
+			p, _ := e.Payload()
+			edit := p.(*session.ContextEditEntry)
+			if edit.Replacement != nil || s.Entry(edit.TargetID) == nil {
+				t.Fatalf("edit %+v", edit)
+			}
+			hidden[edit.TargetID] = true
+			count["edit"]++
+		case session.TypeCompaction:
+			p, _ := e.Payload()
+			c := p.(*session.CompactionEntry)
+			before, err := s.Context(e.ParentID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := before.System()
+			if c.SystemMessage == nil || c.SystemMessage.Prompt() != want.Prompt() || len(c.SystemMessage.ToolsAdded) != len(want.ToolsAdded) ||
+				c.SystemMessage.Timestamp != e.Millis() {
+				t.Fatalf("compaction %s carries %+v, want the state at its parent", e.ID, c.SystemMessage)
+			}
+			count["compaction"]++
+		case session.TypeMessage:
+			m, _ := e.Message()
+			if p, ok := m.(*session.SystemMessage); ok {
+				for _, sec := range p.Sections {
+					if sec.Removed {
+						count["section removed"]++
+					} else {
+						count["section changed"]++
+					}
+				}
+				count["tool added"] += len(p.ToolsAdded)
+				count["tool removed"] += len(p.ToolsRemoved)
+			}
+		}
+	}
+	for _, e := range es {
+		if !hidden[e.ID] {
+			continue
+		}
+		m, _ := e.Message()
+		switch m := m.(type) {
+		case *llm.AssistantMessage:
+			count["hidden "+string(m.StopReason)]++
+		case *llm.ToolResultMessage:
+			count["hidden result"]++
+		}
+	}
+	for _, want := range []string{"edit", "compaction", "section removed", "section changed", "tool added", "tool removed",
+		"hidden error", "hidden length", "hidden result"} {
+		if count[want] == 0 {
+			t.Errorf("no %s (have %v)", want, count)
+		}
+	}
+	// What the model sees at the end replays to a prompt and its tools.
+	c, err := s.Context("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.System() == nil || !strings.Contains(c.System().Prompt(), "coding agent") || len(c.Tools()) < 4 {
+		t.Errorf("final system state %+v", c.System())
 	}
 }
 

@@ -1,0 +1,126 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"testing"
+
+	"github.com/prime-agent/prime/llm"
+	"github.com/prime-agent/prime/session"
+	"github.com/prime-agent/prime/session/sessiongen"
+	"github.com/prime-agent/prime/settings"
+)
+
+// instant is a model that answers at once, in process: what is left of a
+// turn's time is the agent's own work.
+type instant struct{ model llm.Model }
+
+func (p instant) Stream(ctx context.Context, req *llm.Request) iter.Seq[llm.Event] {
+	return func(yield func(llm.Event) bool) {
+		m := &llm.AssistantMessage{API: p.model.API, Provider: p.model.Provider, Model: p.model.ID, Timestamp: 1}
+		if !yield(llm.Event{Type: llm.EventStart, Message: m}) {
+			return
+		}
+		final := *m
+		final.Content = []llm.Content{llm.Text{Text: "ok"}}
+		final.StopReason = llm.StopReasonStop
+		final.Usage = llm.Usage{Input: 1000, Output: 2, TotalTokens: 1002}
+		yield(llm.Event{Type: llm.EventDone, Message: &final})
+	}
+}
+
+// benchAgent opens a copy of a generated session of n entries and gives it
+// an instant model; automatic compaction is off (it is not a turn's
+// overhead).
+func benchAgent(b *testing.B, n int) *Agent {
+	b.Helper()
+	data := sessiongen.Bytes(sessiongen.Options{Entries: n, Seed: 1})
+	path := filepath.Join(b.TempDir(), "s.jsonl")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	s, err := session.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m := llm.Model{ID: "instant", Provider: "bench", API: llm.APIOpenAICompletions, ContextWindow: 200000, MaxTokens: 8000}
+	a := New(s, Config{Settings: settings.Defaults(), AgentDir: b.TempDir(), Getenv: func(string) string { return "" }, CWD: b.TempDir()})
+	a.opened = true
+	spec, err := a.promptSpec()
+	if err != nil {
+		b.Fatal(err)
+	}
+	a.conv.model, a.conv.provider, a.conv.thinking, a.conv.prompt = &m, instant{m}, llm.ThinkingOff, spec
+	a.initFlagsLocked()
+	a.conv.autoCompact = false
+	b.Cleanup(func() { a.Close() })
+	return a
+}
+
+// BenchmarkTurnOverhead is one prompt answered at once: building the
+// request from the session, storing the user message and the reply, the
+// checks around the run. It must not grow with the session.
+func BenchmarkTurnOverhead(b *testing.B) {
+	for _, n := range []int{1_000, 10_000, 100_000} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			a := benchAgent(b, n)
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := a.Prompt(ctx, "next step", PromptOptions{}); err != nil {
+					b.Fatal(err)
+				}
+				if err := a.Wait(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// TestThousandTurnMemory reports the live heap after a 1,000-turn run on a
+// fresh session (go test -run ThousandTurn -v); it fails only if the heap
+// grows far beyond what the session's own entries account for.
+func TestThousandTurnMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a thousand turns")
+	}
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	s, err := session.Create(path, session.Options{CWD: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := llm.Model{ID: "instant", Provider: "bench", API: llm.APIOpenAICompletions, ContextWindow: 200000, MaxTokens: 8000}
+	a := New(s, Config{Settings: settings.Defaults(), AgentDir: t.TempDir(), Getenv: func(string) string { return "" }, CWD: t.TempDir()})
+	a.opened = true
+	spec, _ := a.promptSpec()
+	a.conv.model, a.conv.provider, a.conv.thinking, a.conv.prompt = &m, instant{m}, llm.ThinkingOff, spec
+	a.initFlagsLocked()
+	a.conv.autoCompact = false
+	defer a.Close()
+	heap := func() uint64 {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	ctx := context.Background()
+	before := heap()
+	for i := range 1000 {
+		if _, err := a.Prompt(ctx, fmt.Sprintf("step %d", i), PromptOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		a.Wait(ctx)
+	}
+	after := heap()
+	fi, _ := os.Stat(path)
+	t.Logf("1,000 turns: %d entries, file %.1f MB, live heap grew by %.1f MB", s.Len(), float64(fi.Size())/1e6, float64(after-before)/1e6)
+	if grown := int64(after) - int64(before); grown > 20*fi.Size()+16<<20 {
+		t.Errorf("the heap grew by %d bytes for a %d-byte session", grown, fi.Size())
+	}
+}
