@@ -120,20 +120,26 @@ func TestShellCommands(t *testing.T) {
 	h.waitText("$ echo visible; exit 3", "visible", "(exit 3)")
 	h.send("!!echo private")
 	h.waitText("$ echo private", "private\n")
-	// Recorded in the session (written to the file with the first reply).
+	// Recorded in the session (written to the file with the first reply),
+	// once the command has ended: the output shows while it runs.
+	want := "echo visible; exit 3 exclude=false|echo private exclude=true"
 	var got []string
-	h.ag.View(func(s *session.Session) {
-		for _, e := range s.Entries() {
-			if m, err := e.Message(); err == nil {
-				if b, ok := m.(*session.BashExecution); ok {
-					got = append(got, b.Command+" exclude="+boolText(b.ExcludeFromContext))
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		got = nil
+		h.ag.View(func(s *session.Session) {
+			for _, e := range s.Entries() {
+				if m, err := e.Message(); err == nil {
+					if b, ok := m.(*session.BashExecution); ok {
+						got = append(got, b.Command+" exclude="+boolText(b.ExcludeFromContext))
+					}
 				}
 			}
+		})
+		if strings.Join(got, "|") == want {
+			return
 		}
-	})
-	if strings.Join(got, "|") != "echo visible; exit 3 exclude=false|echo private exclude=true" {
-		t.Errorf("bash records %q", got)
 	}
+	t.Errorf("bash records %q", got)
 }
 
 func TestThinkingToggle(t *testing.T) {
