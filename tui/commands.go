@@ -12,6 +12,7 @@ import (
 
 	"github.com/prime-agent/prime/agent"
 	"github.com/prime-agent/prime/compaction"
+	"github.com/prime-agent/prime/internal/numfmt"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/llm/registry"
 	"github.com/prime-agent/prime/session"
@@ -240,7 +241,7 @@ func (m *Model) sessionReport() item {
 		}
 		rows = append(rows,
 			[2]string{"Messages", fmt.Sprintf("%d (%d from you, %d replies, %d tool calls, %d results)", stats.TotalMessages, stats.UserMessages, stats.AssistantMessages, stats.ToolCalls, stats.ToolResults)},
-			[2]string{"Tokens", fmt.Sprintf("%s in, %s out, %s cache read, %s cache write", commas(stats.Tokens.Input), commas(stats.Tokens.Output), commas(stats.Tokens.CacheRead), commas(stats.Tokens.CacheWrite))},
+			[2]string{"Tokens", fmt.Sprintf("%s in, %s out, %s cache read, %s cache write", numfmt.Commas(stats.Tokens.Input), numfmt.Commas(stats.Tokens.Output), numfmt.Commas(stats.Tokens.CacheRead), numfmt.Commas(stats.Tokens.CacheWrite))},
 			[2]string{"Cost", fmt.Sprintf("$%.4f", stats.Cost)},
 			[2]string{"Context", m.footer.meter()},
 		)

@@ -13,6 +13,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/prime-agent/prime/agent"
+	"github.com/prime-agent/prime/internal/numfmt"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/session"
 )
@@ -29,8 +30,8 @@ func TestNumbers(t *testing.T) {
 		if got := tokenCount(c.n); got != c.tokens {
 			t.Errorf("tokenCount(%d) = %q, want %q", c.n, got, c.tokens)
 		}
-		if got := commas(c.n); got != c.comma {
-			t.Errorf("commas(%d) = %q, want %q", c.n, got, c.comma)
+		if got := numfmt.Commas(c.n); got != c.comma {
+			t.Errorf("numfmt.Commas(%d) = %q, want %q", c.n, got, c.comma)
 		}
 	}
 }

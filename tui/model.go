@@ -10,6 +10,7 @@ import (
 
 	"github.com/prime-agent/prime/agent"
 	"github.com/prime-agent/prime/compaction"
+	"github.com/prime-agent/prime/internal/numfmt"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/settings"
 )
@@ -785,7 +786,7 @@ func userText(content []llm.Content) string {
 	return strings.Join(parts, "\n")
 }
 
-func itoa(n int) string { return commas(n) }
+func itoa(n int) string { return numfmt.Commas(n) }
 
 // settingsSet writes one setting to the global file and applies the new
 // snapshot.

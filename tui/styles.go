@@ -74,26 +74,6 @@ func cutRunes(s string, n int) string {
 	return string(r[:n]) + "…"
 }
 
-// commas writes n with thousands separators: 12,345.
-func commas(n int) string {
-	s := strconv.Itoa(n)
-	neg := strings.HasPrefix(s, "-")
-	if neg {
-		s = s[1:]
-	}
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
-
 // tokenCount writes a token count as the footer shows it: 999, 1.2k, 12k,
 // 1.2M, 12M.
 func tokenCount(n int) string {

@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/prime-agent/prime/agent"
+	"github.com/prime-agent/prime/internal/numfmt"
 	"github.com/prime-agent/prime/llm"
 )
 
@@ -230,7 +231,7 @@ func (*compactionItem) finished() bool { return true }
 func (c *compactionItem) render(v *view) string {
 	var b strings.Builder
 	b.WriteString(v.st.blockTitle.Render("[compaction]") + "\n")
-	from := "Compacted from " + commas(c.tokensBefore) + " tokens"
+	from := "Compacted from " + numfmt.Commas(c.tokensBefore) + " tokens"
 	if !v.expanded {
 		b.WriteString(from + v.st.muted.Render(" (ctrl+o to expand)"))
 	} else {

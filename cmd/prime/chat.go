@@ -14,6 +14,7 @@ import (
 
 	"github.com/prime-agent/prime/agent"
 	"github.com/prime-agent/prime/hook"
+	"github.com/prime-agent/prime/internal/numfmt"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/session"
 	"github.com/prime-agent/prime/settings"
@@ -470,7 +471,7 @@ func (ch *chat) compact(ctx context.Context, instructions string) int {
 		return ch.a.fail("prime", operationError(err))
 	}
 	if !ch.json {
-		fmt.Fprintf(ch.a.stdout, "compacted: %s → %s tokens\n\n%s\n", commas(res.TokensBefore), commas(res.TokensAfter), res.Compaction.Summary)
+		fmt.Fprintf(ch.a.stdout, "compacted: %s → %s tokens\n\n%s\n", numfmt.Commas(res.TokensBefore), numfmt.Commas(res.TokensAfter), res.Compaction.Summary)
 	}
 	return exitOK
 }
@@ -539,7 +540,7 @@ func (ch *chat) textEvents(e agent.Event) {
 	case agent.CompactionEnd:
 		switch {
 		case e.Result != nil && e.Reason != agent.ReasonManual:
-			fmt.Fprintf(w, "prime: compacted: %s → %s tokens\n", commas(e.Result.TokensBefore), commas(e.Result.TokensAfter))
+			fmt.Fprintf(w, "prime: compacted: %s → %s tokens\n", numfmt.Commas(e.Result.TokensBefore), numfmt.Commas(e.Result.TokensAfter))
 		case e.Aborted:
 			fmt.Fprintln(w, "prime: compaction cancelled, nothing written")
 		case e.Err != nil:
