@@ -16,14 +16,14 @@ import (
 type kind uint8
 
 const (
-	kindBool   kind = iota // true or false
-	kindTokens             // a whole number of tokens, 0 or more
-	kindCount              // a whole number, 0 or more
-	kindMillis             // a whole number of milliseconds, 0 or more
-	kindModel              // "provider/id"
-	kindString             // any text that is not blank
-	kindEnum               // one of the key's values
-	kindPercent            // a whole number from 1 to 100
+	kindBool    kind = iota // true or false
+	kindTokens              // a whole number of tokens, 0 or more
+	kindCount               // a whole number, 0 or more
+	kindMillis              // a whole number of milliseconds, 0 or more
+	kindModel               // "provider/id"
+	kindString              // any text that is not blank
+	kindEnum                // one of the key's values
+	kindPercent             // a whole number from 1 to 100
 )
 
 // want says what a kind accepts, for messages.
