@@ -2,6 +2,9 @@ package agent_test
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -132,5 +135,43 @@ func TestPinsBelongToTheirBranch(t *testing.T) {
 	}
 	if pins := ag.Pins(); len(pins) != 0 {
 		t.Errorf("pins after going back above the pin: %+v", pins)
+	}
+}
+
+// TestPinsSurviveCompactions: through five compactions by a summarizer
+// that writes nothing of it, the pin stays word for word in the system
+// prompt of every request (the compaction carries it; the ledger finds it
+// there and puts nothing in the summary); pi 1.6 replays the same system
+// prompt from the file (with tools/pioracle).
+func TestPinsSurviveCompactions(t *testing.T) {
+	srv := llmtest.NewAnthropic(t)
+	srv.Handle(echo)
+	ag, path := liveWith(t, srv, nil, testSettings(t, "compaction.keepRecentTokens", "50", "compaction.background", "false"))
+	send(t, ag, "let us begin "+strings.Repeat("with some context ", 60))
+	const text = "Releases go out on Tuesdays only."
+	if _, err := ag.Pin(text); err != nil {
+		t.Fatal(err)
+	}
+	for round := range 5 {
+		send(t, ag, fmt.Sprintf("round %d: %s", round, strings.Repeat("more work to do ", 60)))
+		res, err := ag.Compact(t.Context(), agent.CompactRequest{})
+		if err != nil {
+			t.Fatalf("compaction %d: %v", round+1, err)
+		}
+		if c := res.Compaction.LedgerCheck; c == nil || slices.ContainsFunc(c.Repaired, func(it compaction.LedgerItem) bool { return it.Kind == compaction.LedgerPinned }) {
+			t.Errorf("compaction %d: the pin was put into the summary: %+v", round+1, c)
+		}
+	}
+	send(t, ag, "last question")
+	reqs := conversationRequests(srv)
+	if sys := reqs[len(reqs)-1].System(); !strings.Contains(sys, text) {
+		t.Fatalf("after five compactions the system prompt lacks the pin:\n%s", sys)
+	}
+	if os.Getenv("PRIME_PIORACLE") != "" {
+		pi := piContext(t, path, "")
+		if pi.System == nil || !strings.Contains(pi.System.Prompt, text) {
+			t.Errorf("pi's system prompt lacks the pin: %+v", pi.System)
+		}
+		comparePiContext(t, "after five compactions with a pin", path, "", pi)
 	}
 }

@@ -1175,7 +1175,12 @@ func withoutCodeBlocks(text string) string {
 	var b strings.Builder
 	in := false
 	for _, line := range strings.SplitAfter(text, "\n") {
-		if strings.HasPrefix(strings.TrimSpace(line), "```") {
+		if trimmed := strings.TrimSpace(line); strings.HasPrefix(trimmed, "```") {
+			// A closing fence with text after it ("```. Keep it small.")
+			// keeps the text: people write on after pasting.
+			if rest := strings.TrimLeft(trimmed, "`"); in && rest != "" {
+				b.WriteString(rest)
+			}
 			in = !in
 			b.WriteString("\n")
 			continue
