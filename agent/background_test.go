@@ -115,6 +115,17 @@ func bgScript(t testing.TB, conv *llmtest.Server, big3 bool) []string {
 		"third: thanks"}
 }
 
+// blockingRun plays bgScript with background compaction off and returns
+// the session file.
+func blockingRun(t *testing.T, big3 bool) string {
+	conv, sum := llmtest.NewOpenAI(t), summarizer(t, 0, nil)
+	ag, path := liveWithSummarizer(t, conv, sum, nil, bgSettings(t, sum, false))
+	for _, p := range bgScript(t, conv, big3) {
+		send(t, ag, p)
+	}
+	return path
+}
+
 // waitReady polls until the background summary is written.
 func waitReady(t testing.TB, ag *agent.Agent) {
 	t.Helper()
@@ -221,13 +232,8 @@ func TestBackgroundSummaryUsedAtOnce(t *testing.T) {
 	}
 
 	// The same conversation with background compaction off.
-	conv2, sum2 := llmtest.NewOpenAI(t), summarizer(t, 0, nil)
-	ag2, path2 := liveWithSummarizer(t, conv2, sum2, nil, bgSettings(t, sum2, false))
-	for _, p := range bgScript(t, conv2, false) {
-		send(t, ag2, p)
-	}
 	got, gotAll := compactionOf(t, path)
-	want, wantAll := compactionOf(t, path2)
+	want, wantAll := compactionOf(t, blockingRun(t, false))
 	sameCompaction(t, "appended at once", got, gotAll, want, wantAll)
 	pg, _ := got.Payload()
 	pw, _ := want.Payload()
@@ -261,13 +267,8 @@ func TestBackgroundSummaryUpdated(t *testing.T) {
 		t.Fatalf("receipt %+v, %v", r, err)
 	}
 
-	conv2, sum2 := llmtest.NewOpenAI(t), summarizer(t, 0, nil)
-	ag2, path2 := liveWithSummarizer(t, conv2, sum2, nil, bgSettings(t, sum2, false))
-	for _, p := range bgScript(t, conv2, true) {
-		send(t, ag2, p)
-	}
 	got, gotAll := compactionOf(t, path)
-	want, wantAll := compactionOf(t, path2)
+	want, wantAll := compactionOf(t, blockingRun(t, true))
 	sameCompaction(t, "brought up to date", got, gotAll, want, wantAll)
 }
 

@@ -568,8 +568,10 @@ var sectionNames = map[string][]string{
 
 // find returns the index of section's heading and the end of its body (the
 // next heading of the same or a higher level), or -1.
-func (d *doc) find(section string) (at, end int) {
-	names := sectionNames[section]
+func (d *doc) find(section string) (at, end int) { return d.findName(sectionNames[section]...) }
+
+// findName is find for a heading with one of names (lower case).
+func (d *doc) findName(names ...string) (at, end int) {
 	for i, line := range d.lines {
 		level, name := heading(line)
 		if level == 0 || !slices.Contains(names, name) {
@@ -600,7 +602,8 @@ func (d *doc) add(section, line string) {
 		if section == constraintsHeading {
 			pos = 0
 			if g, gend := d.findName("goal"); g >= 0 {
-				pos = gend
+				for pos = gend; pos > g+1 && strings.TrimSpace(d.lines[pos-1]) == ""; pos-- {
+				}
 			}
 		}
 		block := []string{section}
@@ -624,28 +627,6 @@ func (d *doc) add(section, line string) {
 		last--
 	}
 	d.lines = insert(d.lines, last, line)
-}
-
-// findName is find for a heading name not in sectionNames.
-func (d *doc) findName(name string) (at, end int) {
-	for i, line := range d.lines {
-		level, n := heading(line)
-		if level == 0 || n != name {
-			continue
-		}
-		end = len(d.lines)
-		for j := i + 1; j < len(d.lines); j++ {
-			if l, _ := heading(d.lines[j]); l > 0 && l <= level {
-				end = j
-				break
-			}
-		}
-		for end > i+1 && strings.TrimSpace(d.lines[end-1]) == "" {
-			end--
-		}
-		return i, end
-	}
-	return -1, -1
 }
 
 // dropLeftOut removes the "(N older rules left out)" note of the summary by
