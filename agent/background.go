@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/prime-agent/prime/compaction"
@@ -172,11 +173,11 @@ func (a *Agent) maybeStartBackground(ctx context.Context, tokens int, model *llm
 	job := a.conv.background
 	a.mu.Unlock()
 	if job != nil {
-		if why := a.overtaken(job, nil); why == "" {
+		why := a.overtaken(job, nil)
+		if why == "" {
 			return // being written, or waiting for the threshold
-		} else {
-			a.dropBackground(job, why)
 		}
+		a.dropBackground(job, why)
 	}
 	plan, err := a.PlanCompaction(ctx, CompactRequest{Reason: ReasonThreshold})
 	if err != nil || plan.Summarizer.Err != nil || plan.Summarizer.Offline() {
@@ -389,14 +390,22 @@ func (a *Agent) useBackground(ctx context.Context, fresh *CompactionPlan) *Compa
 
 // tokensAfter is the size of the context once out is appended as plan
 // describes (chars/4 where no usage measures it).
+// The size is unknown (math.MaxInt) when the context cannot be built.
 func (a *Agent) tokensAfter(plan *CompactionPlan, out *compaction.Result) int {
 	e, err := syntheticCompaction(plan.LeafID, out.Entry(), plan.system, a.now())
 	if err != nil {
-		return int(^uint(0) >> 1)
+		return math.MaxInt
 	}
-	ctx, err := session.BuildContext(append(plan.Path[:len(plan.Path):len(plan.Path)], e))
+	return contextAfter(plan.Path, e)
+}
+
+// contextAfter is the size of the context once the compaction e is
+// appended to path (the threshold's estimate), or math.MaxInt when it
+// cannot be built.
+func contextAfter(path []*session.Entry, e *session.Entry) int {
+	ctx, err := session.BuildContext(append(path[:len(path):len(path)], e))
 	if err != nil {
-		return int(^uint(0) >> 1)
+		return math.MaxInt
 	}
 	return ctx.EstimateNext().Tokens
 }

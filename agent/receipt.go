@@ -3,6 +3,7 @@ package agent
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/prime-agent/prime/compaction"
@@ -136,12 +137,9 @@ func (a *Agent) withReceipt(plan *CompactionPlan, out *compaction.Result, payloa
 			r.Messages += bg.messages
 		}
 	}
-	line, err := session.EncodeEntry("receipt", plan.LeafID, session.FormatTime(a.now()), payload)
-	if err == nil {
-		if e, err := session.NewEntry(line); err == nil {
-			if ctx, err := session.BuildContext(append(plan.Path[:len(plan.Path):len(plan.Path)], e)); err == nil {
-				r.TokensAfter = ctx.EstimateNext().Tokens
-			}
+	if e, err := syntheticCompaction(plan.LeafID, payload, payload.SystemMessage, a.now()); err == nil {
+		if n := contextAfter(plan.Path, e); n != math.MaxInt {
+			r.TokensAfter = n
 		}
 	}
 	d.Receipt = r
