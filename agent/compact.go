@@ -114,6 +114,11 @@ func (a *Agent) Compact(ctx context.Context, req CompactRequest) (*CompactionRes
 		return nil, err
 	}
 	defer release()
+	return a.compactBegun(ctx, req)
+}
+
+// compactBegun is Compact once the agent is busy with it.
+func (a *Agent) compactBegun(ctx context.Context, req CompactRequest) (*CompactionResult, error) {
 	reason := req.Reason
 	if reason == "" {
 		reason = ReasonManual
@@ -289,6 +294,9 @@ func (a *Agent) RunCompaction(ctx context.Context, plan *CompactionPlan) (res *C
 	}
 	if !fromHook {
 		payload = a.withReceipt(plan, out, payload, started)
+		withDetails := *out
+		withDetails.Details = payload.Details // the result shows what was stored
+		out = &withDetails
 	}
 
 	entry, err := a.appendAt(ctx, plan.LeafID, payload)

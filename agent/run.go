@@ -40,11 +40,17 @@ type conversation struct {
 	// when it ends.
 	busy bool
 	idle chan struct{}
+	// settling is closed once the last prompt's AgentSettled was emitted
+	// (nil before any): what begins after it waits for it, so that no event
+	// of a new run or operation comes before it.
+	settling chan struct{}
 	// visible is set once the model began its first reply to the current
 	// prompt. A prompt arriving before that arrived together with the one
 	// being started (pi loses such a prompt): it is queued as a follow-up
 	// rather than refused.
 	visible bool
+	// reply is the metadata of the reply being streamed, as it began.
+	reply *llm.AssistantMessage
 	// manual is set while a manual compaction or a navigation runs: prompts
 	// are refused meanwhile.
 	manual bool
@@ -274,11 +280,15 @@ func (a *Agent) now() time.Time {
 // messages that follow, as pi 1.6's agent session does.
 func (a *Agent) drive(ctx context.Context, prompt *llm.UserMessage) {
 	aborted := false
+	a.afterSettled()
 	defer func() {
 		a.reportBackground()
 		a.flushHeldBash()
 		a.mu.Lock()
 		a.conv.retries, a.conv.retry = 0, false
+		// What begins from now on waits until AgentSettled has been told
+		// (afterSettled): release closes the run's idle channel after it.
+		a.conv.settling = a.conv.idle
 		release := a.endLocked()
 		a.mu.Unlock()
 		a.emit(AgentSettled{Aborted: aborted})
@@ -400,14 +410,19 @@ func (a *Agent) onLoopEvent(ctx context.Context, e loop.Event) {
 	case loop.TurnEnd:
 		a.emit(TurnEnd{Message: e.Message, ToolResults: e.ToolResults})
 	case loop.MessageStart:
-		if e.Message.Role() == llm.RoleAssistant {
+		if am, ok := e.Message.(*llm.AssistantMessage); ok {
+			meta := *am // the metadata as the stream began, for the updates
+			meta.Content = nil
 			a.mu.Lock()
-			a.conv.visible = true
+			a.conv.visible, a.conv.reply = true, &meta
 			a.mu.Unlock()
 		}
 		a.emit(MessageStart{Message: e.Message})
 	case loop.MessageUpdate:
-		a.emit(MessageUpdate{Event: e.Event})
+		a.mu.Lock()
+		reply := a.conv.reply
+		a.mu.Unlock()
+		a.emit(MessageUpdate{Message: reply, Event: e.Event})
 	case loop.MessageEnd:
 		entry := a.store(ctx, e.Message)
 		a.emit(MessageEnd{Message: e.Message, Entry: entry, Err: e.Err})
@@ -564,6 +579,7 @@ func (a *Agent) beginManual(ctx context.Context, compacting bool) (context.Conte
 	a.beginLocked(cancel, true)
 	a.conv.compacting = compacting
 	a.mu.Unlock()
+	a.afterSettled()
 	return ctx, func() {
 		a.mu.Lock()
 		a.conv.compacting = false
@@ -571,4 +587,15 @@ func (a *Agent) beginManual(ctx context.Context, compacting bool) (context.Conte
 		a.mu.Unlock()
 		release()
 	}, nil
+}
+
+// afterSettled waits until the AgentSettled of the prompt before has been
+// emitted.
+func (a *Agent) afterSettled() {
+	a.mu.Lock()
+	prev := a.conv.settling
+	a.mu.Unlock()
+	if prev != nil {
+		<-prev
+	}
 }

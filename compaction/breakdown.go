@@ -2,9 +2,9 @@ package compaction
 
 import (
 	"errors"
-	"strconv"
 	"strings"
 
+	"github.com/prime-agent/prime/internal/numfmt"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/session"
 )
@@ -245,7 +245,7 @@ func (b *ContextBreakdown) Legend() string {
 	var parts []string
 	for i, p := range b.Parts {
 		if p.Tokens > 0 {
-			parts = append(parts, string(contextKinds[i].letter)+" "+contextKinds[i].name+" "+thousands(p.Tokens))
+			parts = append(parts, string(contextKinds[i].letter)+" "+contextKinds[i].name+" "+numfmt.Commas(p.Tokens))
 		}
 	}
 	return strings.Join(parts, " · ")
@@ -259,16 +259,4 @@ func KindName(k ContextKind) string {
 		}
 	}
 	return string(k)
-}
-
-// thousands formats n with commas: 183616 → 183,616.
-func thousands(n int) string {
-	s := strconv.Itoa(n)
-	if n < 0 {
-		return "-" + thousands(-n)
-	}
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
 }

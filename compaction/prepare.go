@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/prime-agent/prime/internal/numfmt"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/session"
 )
@@ -503,8 +504,8 @@ func nothingToCompact(proj *projection, s Settings) error {
 		return notCompactable(ErrNothingToCompact, "the conversation has no messages to summarize")
 	}
 	return notCompactable(ErrNothingToCompact,
-		"the %d tokens of conversation fit in the %d kept verbatim (keepRecentTokens), so a summary would replace nothing",
-		total, s.KeepRecentTokens)
+		"the %s tokens of conversation fit in the %s kept verbatim (keepRecentTokens), so a summary would replace nothing",
+		numfmt.Commas(total), numfmt.Commas(s.KeepRecentTokens))
 }
 
 // tokensBefore estimates the context the compaction replaces, as pi 1.6

@@ -652,12 +652,15 @@ func Compact(ctx context.Context, prep *Preparation, opts Options) (*Result, err
 }
 
 // finish renders the file lists appended to a summary and the details
-// stored with it: the lists, the ledger and its check, marked when code
-// built the summary.
+// stored with it: the lists, the ledger and its check (when they hold
+// anything), marked when code built the summary.
 func finish(files FileOps, fb *fallback, led *Ledger, check *LedgerCheck) (fileLists string, details jsontext.Value) {
 	readFiles, modifiedFiles := files.Lists()
-	d := Details{ReadFiles: readFiles, ModifiedFiles: modifiedFiles, LedgerCheck: check}
-	if led != nil {
+	d := Details{ReadFiles: readFiles, ModifiedFiles: modifiedFiles}
+	if check != nil && check.Checked > 0 {
+		d.LedgerCheck = check
+	}
+	if led != nil && (len(led.Constraints) > 0 || led.Request != "" || led.Failure != nil) {
 		stored := *led
 		stored.Pins = nil // the pin entries are their record
 		d.Ledger = &stored

@@ -10,6 +10,7 @@ import (
 
 	"github.com/prime-agent/prime/agent"
 	"github.com/prime-agent/prime/compaction"
+	"github.com/prime-agent/prime/internal/numfmt"
 	"github.com/prime-agent/prime/session"
 	"github.com/prime-agent/prime/settings"
 )
@@ -71,7 +72,7 @@ func runUncompact(ctx context.Context, a *app, args []string) error {
 	}
 	w := a.stdout
 	fmt.Fprintf(w, "compaction %s undone: the conversation continues from %s, before it (entry %s appended)\n", res.Compaction.ID, res.Entry.ParentID, res.Entry.ID)
-	fmt.Fprintf(w, "context: %d messages, %s tokens\n", len(res.Context.Messages), commas(res.Tokens))
+	fmt.Fprintf(w, "context: %d messages, %s tokens\n", len(res.Context.Messages), numfmt.Commas(res.Tokens))
 	if res.Left > 0 {
 		fmt.Fprintf(w, "%d entries made after the compaction stay on its branch (prime session tree %s shows them)\n", res.Left, path)
 	}
@@ -108,18 +109,18 @@ func printBreakdown(w io.Writer, b *agent.ContextBreakdown, width int) {
 	if b.Window > 0 {
 		pct = float64(b.Total) / float64(b.Window) * 100
 	}
-	fmt.Fprintf(w, "context at %s: %s tokens of a %s-token window (%.1f%%; %s)\n", orNone(b.LeafID), commas(b.Total), commas(b.Window), pct, windowSource(b.WindowSource))
+	fmt.Fprintf(w, "context at %s: %s tokens of a %s-token window (%.1f%%; %s)\n", orNone(b.LeafID), numfmt.Commas(b.Total), numfmt.Commas(b.Window), pct, windowSource(b.WindowSource))
 	fmt.Fprintln(w, b.Bar(width))
 	fmt.Fprintln(w, b.Legend())
 	for _, p := range b.Parts {
 		if p.Tokens > 0 {
-			fmt.Fprintf(w, "  %-17s %9s\n", compaction.KindName(p.Kind), commas(p.Tokens))
+			fmt.Fprintf(w, "  %-17s %9s\n", compaction.KindName(p.Kind), numfmt.Commas(p.Tokens))
 		}
 	}
-	fmt.Fprintf(w, "next request: ~%s tokens (the last usage and what followed it)\n", commas(b.Estimate))
-	fmt.Fprintf(w, "automatic compaction above %s tokens (|)", commas(b.Threshold))
+	fmt.Fprintf(w, "next request: ~%s tokens (the last usage and what followed it)\n", numfmt.Commas(b.Estimate))
+	fmt.Fprintf(w, "automatic compaction above %s tokens (|)", numfmt.Commas(b.Threshold))
 	if b.BackgroundMark > 0 {
-		fmt.Fprintf(w, ", background summary above %s (:)", commas(b.BackgroundMark))
+		fmt.Fprintf(w, ", background summary above %s (:)", numfmt.Commas(b.BackgroundMark))
 	}
 	fmt.Fprintln(w)
 	if c := b.Compaction; c != nil {
@@ -128,7 +129,7 @@ func printBreakdown(w io.Writer, b *agent.ContextBreakdown, width int) {
 			split = ", splitting a turn"
 		}
 		fmt.Fprintf(w, "a compaction now: summarizes %d messages (%s tokens), keeps %d from %s (%s tokens)%s\n",
-			c.SummarizeMessages, commas(c.SummarizeTokens), c.KeepMessages, c.FirstKeptEntryID, commas(c.KeepTokens), split)
+			c.SummarizeMessages, numfmt.Commas(c.SummarizeTokens), c.KeepMessages, c.FirstKeptEntryID, numfmt.Commas(c.KeepTokens), split)
 	} else {
 		fmt.Fprintf(w, "a compaction now: nothing to compact (%s)\n", b.NotCompactable)
 	}
@@ -144,5 +145,5 @@ func printLedgerCheck(w io.Writer, c *compaction.LedgerCheck) {
 	if len(c.Unfit) > 0 {
 		fmt.Fprintf(w, ", %d without room (kept for the next compaction)", len(c.Unfit))
 	}
-	fmt.Fprintf(w, "; %s → %s tokens (at most %s)\n", commas(c.SummaryTokens), commas(c.RepairedTokens), commas(c.Bound))
+	fmt.Fprintf(w, "; %s → %s tokens (at most %s)\n", numfmt.Commas(c.SummaryTokens), numfmt.Commas(c.RepairedTokens), numfmt.Commas(c.Bound))
 }

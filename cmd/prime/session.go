@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/prime-agent/prime/internal/numfmt"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/session"
 )
@@ -319,12 +320,12 @@ func runSessionContext(ctx context.Context, a *app, args []string) error {
 	fmt.Fprintf(w, "\n%d messages at leaf %s; model %s, thinking %s\n", out.Messages, orNone(leafID), model, c.ThinkingLevel)
 	if est.LastUsageIndex >= 0 {
 		fmt.Fprintf(w, "context: ~%s tokens = %s reported by message %d + %s estimated after it\n",
-			commas(est.Tokens), commas(est.UsageTokens), est.LastUsageIndex+1, commas(est.TrailingTokens))
+			numfmt.Commas(est.Tokens), numfmt.Commas(est.UsageTokens), est.LastUsageIndex+1, numfmt.Commas(est.TrailingTokens))
 	} else {
-		fmt.Fprintf(w, "context: ~%s tokens estimated (no usable usage reported)\n", commas(est.Tokens))
+		fmt.Fprintf(w, "context: ~%s tokens estimated (no usable usage reported)\n", numfmt.Commas(est.Tokens))
 	}
 	if next != est {
-		fmt.Fprintf(w, "next request: ~%s tokens by characters (that usage measured the context before the latest compaction)\n", commas(next.Tokens))
+		fmt.Fprintf(w, "next request: ~%s tokens by characters (that usage measured the context before the latest compaction)\n", numfmt.Commas(next.Tokens))
 	}
 	return nil
 }
