@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/prime-agent/prime/compaction"
 	"github.com/prime-agent/prime/hook"
@@ -62,6 +63,10 @@ type CompactionPlan struct {
 	// announced is set when CompactionStart was emitted before the plan
 	// was made (a manual compaction, as pi announces it).
 	announced bool
+	// background is set when a summary written in the background is used
+	// (background.go): RunCompaction appends it instead of asking a model,
+	// unless it asks for an update.
+	background *backgroundUse
 }
 
 // CompactionResult is a compaction made and written.
@@ -92,6 +97,9 @@ type CompactionResult struct {
 	// was rewritten as version 3 (the original kept as FILE.bak) to append
 	// the entry.
 	Migrated bool
+	// Receipt is what the compaction did, as its details record it
+	// (receipt.go).
+	Receipt *Receipt
 }
 
 // Compact compacts the conversation at a leaf: [Agent.PlanCompaction], then
@@ -207,6 +215,7 @@ func (a *Agent) PlanCompaction(ctx context.Context, req CompactRequest) (*Compac
 // A cancelled ctx (Ctrl-C) at any point before the append returns a
 // *CancelledError and writes nothing; so does any failure.
 func (a *Agent) RunCompaction(ctx context.Context, plan *CompactionPlan) (res *CompactionResult, err error) {
+	started := time.Now()
 	hooks := a.hooks(plan.LeafID, hook.EventBeforeCompact, hook.EventCompact, hook.EventCompactFailed)
 	p, model, modelErr := provider(ctx, plan.reg, &plan.Summarizer)
 	if modelErr != nil && !hooks.Handles(hook.EventBeforeCompact) {
@@ -262,15 +271,17 @@ func (a *Agent) RunCompaction(ctx context.Context, plan *CompactionPlan) (res *C
 			Details: payload.Details, Usage: payload.Usage, CustomInstructions: payload.CustomInstructions,
 		}
 	} else {
-		if modelErr != nil {
-			return nil, modelErr
-		}
-		out, err = compaction.Compact(ctx, d.Preparation, compaction.Options{
-			Provider: p, Model: model, ThinkingLevel: plan.ThinkingLevel,
-			CustomInstructions: plan.Instructions, Progress: a.progress(OpCompaction),
-		})
-		if err != nil {
-			return nil, err
+		if out = plan.background.ready(); out == nil {
+			if modelErr != nil {
+				return nil, modelErr
+			}
+			out, err = compaction.Compact(ctx, d.Preparation, compaction.Options{
+				Provider: p, Model: model, ThinkingLevel: plan.ThinkingLevel,
+				CustomInstructions: plan.Instructions, Progress: a.progress(OpCompaction),
+			})
+			if err != nil {
+				return nil, err
+			}
 		}
 		payload = out.Entry()
 	}
@@ -281,6 +292,12 @@ func (a *Agent) RunCompaction(ctx context.Context, plan *CompactionPlan) (res *C
 		withSystem.SystemMessage = plan.system
 		payload = &withSystem
 	}
+	if !fromHook {
+		payload = a.withReceipt(plan, out, payload, started)
+		withDetails := *out
+		withDetails.Details = payload.Details // the result shows what was stored
+		out = &withDetails
+	}
 
 	entry, err := a.appendAt(ctx, plan.LeafID, payload)
 	if err != nil {
@@ -290,6 +307,7 @@ func (a *Agent) RunCompaction(ctx context.Context, plan *CompactionPlan) (res *C
 		Plan: plan, Entry: entry, Compaction: out, TokensBefore: payload.TokensBefore, Migrated: a.migrated,
 		FromHook: fromHook, Hook: d.CompactionBy, TransformedBy: d.TransformedBy,
 	}
+	res.Receipt, _ = ReceiptOf(entry) // the entry was just written: it decodes
 	a.mu.Lock()
 	res.Context, err = a.s.Context(entry.ID)
 	a.mu.Unlock()

@@ -77,6 +77,10 @@ type conversation struct {
 	// commands that finished while a run went on, recorded when it ends.
 	bashCancel context.CancelFunc
 	heldBash   []*session.BashExecution
+
+	// background is the summary written in the background, if any
+	// (background.go).
+	background *backgroundJob
 }
 
 // Disposition says what became of a prompt.
@@ -242,6 +246,7 @@ func (a *Agent) Wait(ctx context.Context) error {
 // it is idle. What was already written stays; every tool call that was
 // started gets a result. Queued messages stay queued.
 func (a *Agent) Abort() {
+	defer a.cancelBackground() // once the run is idle: events stay in order
 	a.mu.Lock()
 	cancel, idle, busy := a.conv.cancel, a.conv.idle, a.conv.busy
 	a.mu.Unlock()
@@ -277,6 +282,7 @@ func (a *Agent) drive(ctx context.Context, prompt *llm.UserMessage) {
 	aborted := false
 	a.afterSettled()
 	defer func() {
+		a.reportBackground()
 		a.flushHeldBash()
 		a.mu.Lock()
 		a.conv.retries, a.conv.retry = 0, false
@@ -490,6 +496,12 @@ func (a *Agent) betweenTurns(ctx context.Context, last loop.Turn) []llm.Message 
 func (a *Agent) systemPatch() *session.SystemMessage {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	return a.systemPatchLocked()
+}
+
+// systemPatchLocked is systemPatch with a.mu held. The sections are the
+// prompt's and the pins' of the path (pins.go).
+func (a *Agent) systemPatchLocked() *session.SystemMessage {
 	spec := a.conv.prompt
 	if spec == nil {
 		return nil
@@ -502,7 +514,8 @@ func (a *Agent) systemPatch() *session.SystemMessage {
 	for i, t := range a.conv.tools {
 		tools[i] = t.Spec().LLM()
 	}
-	return systemPatch(sctx.System(), spec.sections(), tools, a.now().UnixMilli())
+	sections := append(spec.sections(), pinSections(a.s.LeafPath())...)
+	return systemPatch(sctx.System(), sections, tools, a.now().UnixMilli())
 }
 
 // lastReply is the last assistant message on the session's path, aborted

@@ -37,6 +37,14 @@ type Preparation struct {
 	// Settings are the settings the preparation was made with.
 	Settings Settings `json:"settings"`
 
+	// Ledger is what the summary must keep (see [Ledger]): the previous
+	// compaction's ledger and those of the branch summaries in the span,
+	// with what the span adds; and the pins of the path. Prepare extracts
+	// it from the span as the path holds it, so a hook replacing the
+	// messages to summarize does not change it. Prime's addition to pi's
+	// form ("ledger"), for hooks that write summaries of their own.
+	Ledger *Ledger `json:"ledger,omitzero"`
+
 	// PreviousSummarizer is the previous compaction's details.summarizer,
 	// SummarizerDeterministic when code wrote it. Prime's addition: the
 	// update prompt then asks the model to rewrite it properly.
@@ -405,12 +413,14 @@ func Prepare(path []*session.Entry, s Settings) (*Preparation, error) {
 	prep.TokensBefore = tokensBefore(proj)
 
 	var files fileTracker
+	led := newLedgerScan()
 	if pc := proj.compaction; pc != nil {
 		prep.PreviousSummary = pc.Summary
 		if !pc.FromHook {
 			if d, ok := ParseDetails(pc.Details); ok {
 				files.addDetails(d)
 				prep.PreviousSummarizer = d.Summarizer
+				led.absorb(d.Ledger)
 			}
 		}
 	}
@@ -421,19 +431,43 @@ func Prepare(path []*session.Entry, s Settings) (*Preparation, error) {
 	for i := proj.start; i < spanEnd; i++ {
 		n := &nodes[i]
 		if n.entry.Type == session.TypeBranchSummary && n.visible() {
-			addBranchSummaryFiles(&files, n.entry)
+			addBranchSummaryFiles(&files, n.entry, led)
 		}
 		if n.msg != nil {
 			files.addMessage(n.msg)
+			led.message(n.msg)
 		}
 	}
 	prep.FileOps = files.ops()
+	for i := spanEnd; i < len(nodes); i++ {
+		if nodes[i].msg != nil {
+			led.kept(nodes[i].msg)
+		}
+	}
+	prep.Ledger = led.done(keptRequest(nodes[c.first:]))
+	system := ""
+	if sys := proj.ctx.System(); sys != nil {
+		system = sys.Prompt()
+	}
+	prep.Ledger.Pins = ledgerPins(Pins(path), system)
 	return prep, nil
 }
 
+// keptRequest reports whether the kept part shows the model a user message
+// with text: the request being worked on is then there word for word.
+func keptRequest(kept []node) bool {
+	for i := range kept {
+		if u, ok := kept[i].msg.(*llm.UserMessage); ok && userText(u) != "" {
+			return true
+		}
+	}
+	return false
+}
+
 // addBranchSummaryFiles adds the file lists of a branch summary written by
-// Prime or pi (not by a hook). pi forgets them on compaction (§10.1 #20).
-func addBranchSummaryFiles(files *fileTracker, e *session.Entry) {
+// Prime or pi (not by a hook), and its ledger to led when led is not nil.
+// pi forgets them on compaction (§10.1 #20).
+func addBranchSummaryFiles(files *fileTracker, e *session.Entry, led *ledgerScan) {
 	p, err := e.Payload()
 	if err != nil {
 		return
@@ -441,6 +475,9 @@ func addBranchSummaryFiles(files *fileTracker, e *session.Entry) {
 	if bs, ok := p.(*session.BranchSummaryEntry); ok && !bs.FromHook {
 		if d, ok := ParseDetails(bs.Details); ok {
 			files.addDetails(d)
+			if led != nil {
+				led.absorb(d.Ledger)
+			}
 		}
 	}
 }

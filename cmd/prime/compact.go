@@ -307,6 +307,7 @@ func printCompaction(a *app, path string, res *agent.CompactionResult, reports [
 	fmt.Fprintf(w, "compaction %s appended to %s after %s\n", res.Entry.ID, path, res.Entry.ParentID)
 	fmt.Fprintf(w, "context: %s tokens before, %s after (kept from %s)\n", numfmt.Commas(res.TokensBefore), numfmt.Commas(res.TokensAfter), out.FirstKeptEntryID)
 	printSummaryOrigin(w, &res.Plan.Summarizer, res.Hook, out.Deterministic, out.FallbackReason, out.Usage)
+	printLedgerCheck(w, out.LedgerCheck)
 	if len(res.TransformedBy) > 0 {
 		fmt.Fprintf(w, "messages summarized as replaced by %s\n", hookNames(res.TransformedBy))
 	}

@@ -23,7 +23,7 @@ import (
 func sessionCommands() []*command {
 	return []*command{
 		{name: "session info", usage: "FILE [--json]", summary: "header, entry counts, leaf, branches, labels, warnings", run: runSessionInfo},
-		{name: "session context", usage: "FILE [--leaf ID] [--json]", summary: "what the model would see, with token estimates", run: runSessionContext},
+		{name: "session context", usage: "FILE [--leaf ID] [--json] [--breakdown [--width N] [--context-window N] [--cwd DIR]]", summary: "what the model would see, with token estimates (--breakdown: by kind, as a bar, with the threshold and what a compaction would cut)", run: runSessionContext},
 		{name: "session tree", usage: "FILE [--json]", summary: "the entry tree, active path marked", run: runSessionTree},
 		{name: "session fork", usage: "FILE [--leaf ID] [--dir DIR] [--id ID] [--json]", summary: "start a new session holding one conversation of FILE: the path to the leaf", run: runSessionFork},
 		{name: "session migrate", usage: "FILE", summary: "rewrite an old session file in format version 3 (keeps FILE.bak)", run: runSessionMigrate},
@@ -262,12 +262,27 @@ func runSessionContext(ctx context.Context, a *app, args []string) error {
 	fs := flag.NewFlagSet("session context", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print JSON")
 	leaf := fs.String("leaf", "", "the entry id to build the context at (default: the leaf)")
+	breakdown := fs.Bool("breakdown", false, "what fills the context, by kind, with the threshold and what a compaction would cut and keep")
+	width := fs.Int("width", 0, "the bar's width in `N` columns (default: $COLUMNS, else 80)")
+	window := fs.Int("context-window", 0, "assume a context window of `N` tokens (default: the session's model's)")
+	var sf settingsFlags
+	sf.register(fs)
 	s, path, err := loadArg(fs, args)
 	if err != nil {
 		return err
 	}
 	if *leaf != "" && s.Entry(*leaf) == nil {
 		return badInput(fmt.Errorf("%s: no entry with id %q", path, *leaf))
+	}
+	if *width < 0 || *window < 0 {
+		return usageErrorf("--width and --context-window must not be negative")
+	}
+	if *breakdown {
+		st, err := loadSettings(ctx, a, sf)
+		if err != nil {
+			return err
+		}
+		return runContextBreakdown(ctx, a, s, *leaf, *window, *width, *asJSON, st)
 	}
 	leafID := *leaf
 	if leafID == "" {
