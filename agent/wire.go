@@ -18,7 +18,8 @@ import (
 // A message_update carries only the step (pi's delta-only form). ok is false
 // for events pi has no wire form for (progress, notices, model and session
 // changes), which those modes leave out; Prime's additions that a pi client
-// can ignore (branch_summary_start, branch_summary_end) are included.
+// can ignore (branch_summary_start, branch_summary_end, background_compaction,
+// pins_changed, compaction_undone) are included.
 func MarshalEvent(ev Event) (line []byte, ok bool, err error) {
 	var fill func(w *jsonwire.ObjectWriter)
 	switch e := ev.(type) {
@@ -118,6 +119,24 @@ func MarshalEvent(ev Event) (line []byte, ok bool, err error) {
 				w.Str("errorMessage", e.Err.Error())
 			}
 		}
+	case BackgroundCompaction:
+		fill = func(w *jsonwire.ObjectWriter) {
+			w.Str("kind", string(e.Kind))
+			w.Str("leafId", e.LeafID)
+			w.Str("firstKeptEntryId", e.FirstKeptEntryID)
+			w.OptStr("summarizer", e.Summarizer)
+			if e.Usage != nil {
+				w.Value("usage", e.Usage)
+			}
+			if e.Err != nil {
+				w.Str("errorMessage", e.Err.Error())
+			}
+			w.OptStr("why", e.Why)
+		}
+	case PinsChanged:
+		fill = func(w *jsonwire.ObjectWriter) { w.Value("pins", orEmpty(e.Pins)) }
+	case CompactionUndone:
+		fill = func(w *jsonwire.ObjectWriter) { uncompactMembers(w, e.Result) }
 	case *Progress:
 		if e.Kind != ProgressRetry {
 			return nil, false, nil
@@ -217,6 +236,33 @@ func (c compactionResult) MarshalJSONTo(enc *jsontext.Encoder) error {
 // estimatedTokensAfter, usage, details.
 func MarshalCompactionResult(r *CompactionResult) ([]byte, error) {
 	return json.Marshal(compactionResult{r})
+}
+
+// uncompactMembers writes an undone compaction as compaction_undone and
+// RPC's uncompact carry it, with the names of "prime uncompact --json":
+// the compaction, the entry appended, the leaf the conversation continues
+// from (the entry before the compaction), the entries left on the side
+// branch, and the context's messages and tokens (and the model's window,
+// when known).
+func uncompactMembers(w *jsonwire.ObjectWriter, r *UncompactResult) {
+	w.Str("compactionId", r.Compaction.ID)
+	w.Str("entryId", r.Entry.ID)
+	w.Str("leafId", r.Entry.ParentID)
+	w.Int("left", int64(r.Left))
+	w.Int("messages", int64(len(r.Context.Messages)))
+	w.Int("tokens", int64(r.Tokens))
+	if r.Window > 0 {
+		w.Int("contextWindow", int64(r.Window))
+	}
+	if r.Migrated {
+		w.Bool("migrated", true)
+	}
+}
+
+// MarshalUncompactResult encodes an undone compaction as RPC's uncompact
+// answers it: the members of the compaction_undone event.
+func MarshalUncompactResult(r *UncompactResult) ([]byte, error) {
+	return marshalObject(func(w *jsonwire.ObjectWriter) { uncompactMembers(w, r) })
 }
 
 // streamStep is a step of a streamed reply in pi's assistantMessageEvent

@@ -95,7 +95,46 @@
 //     cancelled, summaryEntry?} (aborted: true when it was aborted), emits
 //     branch_summary_start and branch_summary_end around a summary, and is
 //     refused while the agent is busy;
-//   - get_state also carries contextUsage, as get_session_stats does.
+//   - get_state also carries contextUsage, as get_session_stats does;
+//     get_session_stats also carries contextBreakdown, what fills the
+//     context (agent.ContextBreakdown: parts [{kind, tokens}] by kind,
+//     total, estimate, window, threshold, backgroundMark, and compaction
+//     {firstKeptEntryId, summarizeMessages, summarizeTokens, keepMessages,
+//     keepTokens, isSplitTurn}, what a compaction now would cut and keep,
+//     or null with notCompactable saying why; leafId, windowSource);
+//   - pin {text} or pin {entryId} pins a text, or the text of a message,
+//     on the current branch: the model sees it word for word after any
+//     number of compactions, until unpinned. It answers {pin: {id, text,
+//     messageId?, timestamp}} (id is the pin's entry). unpin {pinId} or
+//     unpin {text} removes one and answers {pin} with it; get_pins answers
+//     {pins: [...]}, oldest first. (The members are pinId and entryId
+//     because id is the command's own.) Both emit pins_changed;
+//   - uncompact {compactionId?} undoes a compaction (the latest on the
+//     path when absent): the conversation goes back to the entry before it,
+//     durably (a custom entry pi ignores is appended there), and the model
+//     sees the whole history again; the compaction and what followed it
+//     stay on a side branch. A run, compaction or navigation under way is
+//     aborted first and answered before it. It answers {compactionId,
+//     entryId, leafId, left, messages, tokens, contextWindow?} (leafId: the
+//     entry the conversation continues from; left: the entries made after
+//     the compaction, left on its branch) and emits compaction_undone with
+//     the same members;
+//   - get_compaction_receipt {compactionId?} answers what a compaction did
+//     (the latest on the path when absent): {entryId, tokensBefore,
+//     instructions?, fromHook, deterministic, deterministicReason?, usage?,
+//     receipt?, ledgerCheck?}, receipt and ledgerCheck as Prime records
+//     them in the entry's details (reason, model, tokensBefore,
+//     tokensAfter, messages, durationMs, background, waitMs, updated,
+//     plannedAt; bound, summaryTokens, repairedTokens, checked, kept,
+//     repaired, unfit), absent for a compaction pi or a hook made;
+//   - events of Prime's own, which a pi client can ignore:
+//     branch_summary_start and branch_summary_end around a branch summary;
+//     background_compaction {kind, leafId, firstKeptEntryId, summarizer?,
+//     usage?, errorMessage?, why?} as a summary written in the background
+//     before the threshold is started, ready, failed, cancelled, overtaken
+//     (why says how), used or updated (appended at the threshold, after an
+//     update request for the latter); pins_changed {pins} after a pin or an
+//     unpin; compaction_undone after uncompact.
 //
 // Where Prime's behaviour differs, by decision:
 //

@@ -32,6 +32,8 @@ var fuzzSeeds = []string{
 	`{"type":"navigate_tree","targetId":"x","summarize":true}` + "\n" + `{"type":"get_session_stats"}` + "\n" + `{"type":"clone"}`,
 	"not json\n[]\n{}\n{\"type\":1}\n{\"type\":\"nope\"}\n\"\xff\"\n{\"type\":\"prompt\",\"message\":\"\u2028\"}",
 	`{"type":"set_steering_mode","mode":"all"}` + "\n" + `{"type":"set_auto_compaction","enabled":false}` + "\n" + `{"type":"get_messages"}`,
+	`{"type":"prompt","message":"a"}` + "\n" + `{"type":"pin","text":"never push"}` + "\n" + `{"type":"get_pins"}` + "\n" + `{"type":"unpin","text":"never push"}` + "\n" + `{"type":"unpin","pinId":"x"}`,
+	`{"type":"prompt","message":"a"}` + "\n" + `{"type":"compact"}` + "\n" + `{"type":"get_compaction_receipt"}` + "\n" + `{"type":"uncompact"}` + "\n" + `{"type":"uncompact","compactionId":"x"}`,
 	strings.Repeat("[", 20000),
 }
 

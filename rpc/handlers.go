@@ -21,7 +21,8 @@ import (
 type handler func(s *Server, ctx context.Context, c *command) ([]byte, error)
 
 // lookup returns the handler of a command type: every command of pi's
-// protocol, and navigate_tree.
+// protocol, and Prime's additions (navigate_tree, pin, unpin, get_pins,
+// uncompact, get_compaction_receipt).
 func lookup(typ string) (handler, bool) {
 	var h handler
 	switch typ {
@@ -93,6 +94,16 @@ func lookup(typ string) (handler, bool) {
 		h = (*Server).commands
 	case "navigate_tree":
 		h = (*Server).navigateTree
+	case "pin":
+		h = (*Server).pin
+	case "unpin":
+		h = (*Server).unpin
+	case "get_pins":
+		h = (*Server).getPins
+	case "uncompact":
+		h = (*Server).uncompact
+	case "get_compaction_receipt":
+		h = (*Server).compactionReceipt
 	}
 	return h, h != nil
 }
@@ -397,9 +408,17 @@ func (s *Server) abortBash(ctx context.Context, c *command) ([]byte, error) {
 	return nil, nil
 }
 
+// sessionStats is pi's answer, with contextBreakdown added: what fills the
+// context, by kind. A breakdown that cannot be made (a session whose path
+// cannot be built) is left out and said on Stderr: the rest still holds.
 func (s *Server) sessionStats(ctx context.Context, c *command) ([]byte, error) {
 	st := s.ag.State()
-	return statsData(st, s.ag.Stats(), st.Context)
+	b, err := s.ag.ContextBreakdown(ctx, agent.BreakdownRequest{})
+	if err != nil {
+		s.diag("warning: get_session_stats without contextBreakdown: %v", err)
+		b = nil
+	}
+	return statsData(st, s.ag.Stats(), st.Context, b)
 }
 
 func (s *Server) exportHTML(ctx context.Context, c *command) ([]byte, error) {

@@ -151,8 +151,9 @@ func stateData(st agent.State) ([]byte, error) {
 	})
 }
 
-// statsData is get_session_stats's answer.
-func statsData(st agent.State, stats agent.Stats, usage agent.ContextUsage) ([]byte, error) {
+// statsData is get_session_stats's answer: pi's fields, contextUsage, and
+// contextBreakdown when b is not nil.
+func statsData(st agent.State, stats agent.Stats, usage agent.ContextUsage, b *agent.ContextBreakdown) ([]byte, error) {
 	return encode(func(w *jsonwire.ObjectWriter) {
 		w.OptStr("sessionFile", st.SessionFile)
 		w.Str("sessionId", st.SessionID)
@@ -171,6 +172,9 @@ func statsData(st agent.State, stats agent.Stats, usage agent.ContextUsage) ([]b
 		}))
 		w.Value("cost", stats.Cost)
 		contextUsage(w, usage)
+		if b != nil {
+			w.Value("contextBreakdown", b)
+		}
 	})
 }
 
