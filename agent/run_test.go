@@ -223,20 +223,7 @@ func TestRetriesRunOut(t *testing.T) {
 // conversation answers summary requests as echo does, and conversation
 // requests with the replies given, in order (then "reply to: ..." as echo).
 func conversation(srv *llmtest.Server, replies ...llmtest.Reply) {
-	var mu sync.Mutex
-	srv.Handle(func(r *llmtest.Request) llmtest.Reply {
-		if strings.Contains(r.LastUserText(), "<conversation>") {
-			return echo(r)
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		if len(replies) == 0 {
-			return echo(r)
-		}
-		next := replies[0]
-		replies = replies[1:]
-		return next
-	})
+	srv.Handle(llmtest.Scripted(echo, echo, replies...))
 }
 
 // eventsOf returns the events of type T.

@@ -345,20 +345,9 @@ func TestAgentRetriesARateLimit(t *testing.T) {
 // conversation's requests with replies, in order; when they run out, with
 // "done".
 func conversationHandler(srv *llmtest.Server, replies ...llmtest.Reply) {
-	var mu sync.Mutex
-	srv.Handle(func(r *llmtest.Request) llmtest.Reply {
-		if strings.Contains(r.LastUserText(), "<conversation>") {
-			return summaryReply(r)
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		if len(replies) == 0 {
-			return llmtest.Stream(llmtest.Text("done"), llmtest.Usage(llm.UTF16Len(r.Text())/4, 5))
-		}
-		next := replies[0]
-		replies = replies[1:]
-		return next
-	})
+	srv.Handle(llmtest.Scripted(summaryReply, func(r *llmtest.Request) llmtest.Reply {
+		return llmtest.Stream(llmtest.Text("done"), llmtest.Usage(llm.UTF16Len(r.Text())/4, 5))
+	}, replies...))
 }
 
 // genSession writes a generated session in the project for --session.
