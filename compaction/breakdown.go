@@ -260,3 +260,15 @@ func KindName(k ContextKind) string {
 	}
 	return string(k)
 }
+
+// KindLetter is the letter [ContextBreakdown.Bar] draws a kind with ('?'
+// for a kind it does not know), for a front end that colours the bar or
+// lists the kinds beside it.
+func KindLetter(k ContextKind) byte {
+	for _, c := range contextKinds {
+		if c.kind == k {
+			return c.letter
+		}
+	}
+	return '?'
+}

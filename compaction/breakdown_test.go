@@ -54,6 +54,14 @@ func TestBreakdown(t *testing.T) {
 		t.Errorf("bar %q", bar)
 	}
 	golden.Check(t, "breakdown.golden", bar+"\n"+bd.Legend()+"\n")
+	for _, p := range bd.Parts {
+		if l := KindLetter(p.Kind); p.Tokens > 0 && (!strings.Contains(bd.Legend(), string(l)+" "+KindName(p.Kind)+" ") || !strings.ContainsRune(bar, rune(l))) {
+			t.Errorf("%s: letter %q is not the bar's and the legend's", p.Kind, l)
+		}
+	}
+	if l := KindLetter("nope"); l != '?' {
+		t.Errorf("the letter of an unknown kind is %q", l)
+	}
 
 	// Nothing to compact: said why; an unknown window: no marks.
 	bd, err = Breakdown(b.path, Settings{Enabled: true, KeepRecentTokens: 1 << 20}, 0, 80)

@@ -27,7 +27,12 @@ type slashCommand struct {
 // slashCommands lists the commands, as completion offers them.
 var slashCommands = []slashCommand{
 	{name: "compact", usage: "[instructions]", summary: "summarize the conversation to free the context", args: true},
-	{name: "tree", summary: "go to another point of the session tree"},
+	{name: "uncompact", summary: "undo the latest compaction: the model sees the whole conversation again"},
+	{name: "context", summary: "what fills the context, by kind, and what a compaction now would cut"},
+	{name: "pin", usage: "TEXT", summary: "keep TEXT in front of the model, word for word, through compactions", args: true},
+	{name: "pins", summary: "list the pins of this branch, with their ids"},
+	{name: "unpin", usage: "ID|TEXT", summary: "remove a pin", args: true},
+	{name: "tree", summary: "go to another point of the session tree (shift+p there pins a message)"},
 	{name: "model", usage: "[provider/id]", summary: "choose the model", args: true},
 	{name: "thinking", usage: "[level]", summary: "choose the thinking level", args: true},
 	{name: "settings", summary: "change settings (auto-compaction, thinking display, …)"},
@@ -82,6 +87,17 @@ func (m *Model) command(name, args string) tea.Cmd {
 	switch name {
 	case "compact":
 		return m.compact(args)
+	case "uncompact":
+		return m.uncompact()
+	case "context":
+		return m.contextCommand()
+	case "pin":
+		return m.pinCommand(args)
+	case "pins":
+		m.pinsCommand()
+		return nil
+	case "unpin":
+		return m.unpinCommand(args)
 	case "tree":
 		return m.openTree()
 	case "model":

@@ -13,11 +13,14 @@
 //   - the transcript, a list of items (item): the header, user messages,
 //     replies (markdown through glamour, thinking shown or folded), one
 //     block per tool call (title, live output, elapsed time, a bounded
-//     preview, an edit's coloured diff), the compaction and branch-summary
-//     blocks, the user's shell commands, status and error lines;
+//     preview, an edit's coloured diff), the compaction block (expanded:
+//     its receipt, then the summary) and the branch-summary block, the
+//     user's shell commands, the /context and /pins blocks, status and
+//     error lines;
 //   - the editor (a bubbles textarea with history and / and @ completion);
 //   - the footer (directory and git branch, session name, token and cost
-//     totals, the context meter, the model and thinking level);
+//     totals, the context meter, the background summary's state, the model
+//     and thinking level);
 //   - overlays that take the editor's place and its keys: the list
 //     selectors (model, thinking level, settings, fork, "Summarize
 //     branch?"), one-line dialogs, the /tree selector and the session
@@ -53,7 +56,18 @@
 //     compaction's block first, then the messages it kept, then what
 //     followed, as pi does on resume.
 //   - The compaction block shows the user's /compact instructions (pi
-//     does not).
+//     does not), and, expanded, the receipt its entry records (for a
+//     resumed session too, read from the entry: agent.ReceiptOf).
+//   - /uncompact is drawn from the agent's CompactionUndone: the
+//     transcript is built again from the new leaf, as after /tree, with a
+//     warning when entries were left on the side branch or when the whole
+//     history is past the threshold.
+//   - The background summary has no event when it is done (the agent
+//     reports it at its next check): while one is being written, the
+//     footer asks the agent on each animation tick.
+//   - Shift-P in /tree pins a message's text; pinned messages are marked
+//     in the tree. Pins made with /pin show only in /pins (they are not
+//     messages).
 //   - Messages typed while a compaction or a navigation runs are held by the
 //     UI and sent, in order, when it ends.
 //   - The /tree selector's search matches every word typed; label times

@@ -21,6 +21,21 @@ type footer struct {
 	auto                    bool
 	model                   *llm.Model
 	thinking                llm.ThinkingLevel
+	// background is what the summary written ahead of the threshold is
+	// doing.
+	background agent.BackgroundStatus
+}
+
+// backgroundText is the footer's note on the background summary: being
+// written (with the spinner's frame), ready for the threshold, or nothing.
+func (f *footer) backgroundText(v *view) string {
+	switch {
+	case f.background.Writing:
+		return v.st.accent.Render(spinnerFrames[v.frame%len(spinnerFrames)]) + v.st.muted.Render(" summarizing ahead")
+	case f.background.Ready:
+		return v.st.success.Render("✓") + v.st.muted.Render(" summary ready")
+	}
+	return ""
 }
 
 // meter is the context meter: "12.3%/200k", "?/200k" when the size is not
@@ -87,6 +102,9 @@ func (f *footer) render(v *view) string {
 		left += " "
 	}
 	left += f.meterStyle(v.st).Render(f.meter())
+	if bg := f.backgroundText(v); bg != "" {
+		left += " " + bg
+	}
 
 	right := "no model"
 	if f.model != nil {

@@ -57,6 +57,10 @@ type setup struct {
 	tools    []tool.Tool
 	builtins bool     // also Prime's own tools, working in the harness's directory
 	prompts  []string // Options.Prompts
+	// agentCWD, when set, is the directory the agent's system prompt
+	// names instead of the temporary one, whose name varies in length:
+	// a test that pins token counts sets it.
+	agentCWD string
 }
 
 func newHarness(t *testing.T, s setup) *harness {
@@ -100,7 +104,7 @@ func newHarness(t *testing.T, s setup) *harness {
 	ev := NewEvents()
 	h.ag = agent.New(sess, agent.Config{
 		Settings: st, AgentDir: h.agent, Getenv: func(string) string { return "" }, Events: ev.Send,
-		Model: m.Provider + "/" + m.ID, Tools: tools, CWD: h.cwd, NoContextFiles: true,
+		Model: m.Provider + "/" + m.ID, Tools: tools, CWD: cmpOr(s.agentCWD, h.cwd), NoContextFiles: true,
 		Now: func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) },
 	})
 	t.Cleanup(func() { h.ag.Abort(); h.ag.Close() })
@@ -185,7 +189,7 @@ func (h *harness) frame() string {
 }
 
 var (
-	durations = regexp.MustCompile(`(Took|Elapsed) [0-9.ms]+`)
+	durations = regexp.MustCompile(`([Tt]ook|Elapsed|waited) [0-9.ms]+`)
 	spinner   = regexp.MustCompile(`[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]`)
 )
 

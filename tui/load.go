@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prime-agent/prime/agent"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/session"
 )
@@ -147,7 +148,9 @@ func entryItem(e *session.Entry) (item, bool) {
 	}
 	switch p := p.(type) {
 	case *session.CompactionEntry:
-		return &compactionItem{tokensBefore: p.TokensBefore, instructions: p.CustomInstructions, summary: p.Summary}, true
+		// A receipt that cannot be read leaves the block as pi shows it.
+		r, _ := agent.ReceiptOf(e)
+		return &compactionItem{tokensBefore: p.TokensBefore, instructions: p.CustomInstructions, summary: p.Summary, receipt: r}, true
 	case *session.BranchSummaryEntry:
 		return &branchItem{summary: p.Summary}, true
 	case *session.CustomMessageEntry:

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"strings"
@@ -199,6 +200,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.now = time.Time(msg)
 		m.frame++
 		m.ticking = false
+		if m.footer.background.Writing {
+			// Nothing tells the UI when the summary is done before the
+			// next check reports it: the footer asks.
+			m.footer.background = m.ag.BackgroundSummary()
+		}
 	case startedMsg:
 		m.started = true
 	case branchMsg:
@@ -235,10 +241,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, tea.Batch(cmds...)
 }
 
-// animating reports whether something on screen moves: an indicator, or a
-// running tool's elapsed time.
+// animating reports whether something on screen moves: an indicator, a
+// running tool's elapsed time, or the background summary's note.
 func (m *Model) animating() bool {
-	if m.indicator() != "" {
+	if m.indicator() != "" || m.footer.background.Writing {
 		return true
 	}
 	for _, t := range m.tools {
@@ -505,6 +511,7 @@ func (m *Model) refreshFooter() {
 	m.footer.model = s.Model
 	m.footer.thinking = s.ThinkingLevel
 	m.footer.stats = m.ag.Stats()
+	m.footer.background = m.ag.BackgroundSummary()
 }
 
 // async runs work in a command; the function it returns is applied to the
@@ -655,6 +662,10 @@ func (m *Model) onEvent(e agent.Event) tea.Cmd {
 		m.onProgress(e)
 	case agent.CompactionEnd:
 		return m.onCompactionEnd(e)
+	case agent.CompactionUndone:
+		return m.onUndone(e.Result)
+	case agent.BackgroundCompaction:
+		m.onBackground(e)
 	case agent.BranchSummaryStart:
 		m.summarizing = true
 	case agent.BranchSummaryEnd:
@@ -669,6 +680,23 @@ func (m *Model) onEvent(e agent.Event) tea.Cmd {
 		}
 	}
 	return nil
+}
+
+// onBackground says what became of a summary written in the background
+// when it cost something for nothing: it failed, or no longer fit the
+// conversation. (Started, ready and used show in the footer and in the
+// compaction's receipt; a cancel follows the user's own Escape.)
+func (m *Model) onBackground(e agent.BackgroundCompaction) {
+	switch e.Kind {
+	case agent.BackgroundFailed:
+		why := "unknown error"
+		if e.Err != nil {
+			why = e.Err.Error()
+		}
+		m.warn("The background summary failed (" + why + "); a compaction at the threshold writes its own")
+	case agent.BackgroundOvertaken:
+		m.status("Background summary dropped: " + cmp.Or(e.Why, "it no longer fits the conversation"))
+	}
 }
 
 // showsAbort reports whether the last reply shown says it was aborted.
@@ -751,7 +779,7 @@ func (m *Model) onCompactionEnd(e agent.CompactionEnd) tea.Cmd {
 		if r.Compaction != nil {
 			summary = r.Compaction.Summary
 		}
-		m.add(&compactionItem{tokensBefore: r.TokensBefore, instructions: instr, summary: summary})
+		m.add(&compactionItem{tokensBefore: r.TokensBefore, instructions: instr, summary: summary, receipt: r.Receipt})
 	case e.Aborted:
 		if e.Reason == agent.ReasonManual {
 			m.fail("Compaction cancelled")

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
 	"strings"
@@ -219,11 +220,14 @@ func (*textItem) finished() bool          { return true }
 func (t *textItem) render(v *view) string { return t.text(v) }
 
 // compactionItem is the [compaction] block: the tokens the compaction
-// replaced and the user's instructions, and the summary when expanded.
+// replaced and the user's instructions; expanded, its receipt and the
+// summary.
 type compactionItem struct {
 	tokensBefore int
 	instructions string
 	summary      string
+	// receipt is what the compaction did (nil when it could not be read).
+	receipt *agent.Receipt
 }
 
 func (*compactionItem) finished() bool { return true }
@@ -240,10 +244,112 @@ func (c *compactionItem) render(v *view) string {
 	if c.instructions != "" {
 		b.WriteString("\n" + v.st.muted.Render("Instructions: ") + wrap(oneLine(c.instructions), max(v.width-14, 10)))
 	}
+	if v.expanded && c.receipt != nil {
+		b.WriteString("\n" + receiptText(v, c.receipt))
+	}
 	if v.expanded && strings.TrimSpace(c.summary) != "" {
 		b.WriteString("\n\n" + v.md.render(summaryMarkdown(c.summary), v.width))
 	}
 	return b.String()
+}
+
+// receiptCol is the width of the receipt's row names.
+const receiptCol = 14
+
+// receiptText renders a compaction's receipt: the context before and
+// after, the messages summarized, why and by whom, how long it took (and,
+// for a summary written in the background, how long the conversation
+// waited), what the must-survive check kept and put back, and the cost.
+// A compaction Prime did not record (pi's, a hook's) shows what its entry
+// holds.
+func receiptText(v *view, r *agent.Receipt) string {
+	var rows [][2]string
+	add := func(name, text string) { rows = append(rows, [2]string{name, text}) }
+	if r.Recorded {
+		add("Context", fmt.Sprintf("%s → %s tokens, %d %s summarized", numfmt.Commas(r.TokensBefore), numfmt.Commas(r.TokensAfter),
+			r.Messages, plural(r.Messages, "message", "messages")))
+		add("Reason", reasonText(r.Reason))
+	}
+	switch {
+	case r.FromHook:
+		add("Summary", "supplied by a hook")
+	case r.Deterministic:
+		text := "built by code"
+		if r.DeterministicReason != "" {
+			text += ": " + r.DeterministicReason
+		}
+		if r.Recorded {
+			text += " · took " + shortDuration(r.DurationMs)
+		}
+		add("Summary", text)
+	case r.Recorded:
+		add("Summary", "by "+cmp.Or(r.Model, "the session's model")+" · took "+shortDuration(r.DurationMs))
+	}
+	if r.Background {
+		text := "written while the conversation went on"
+		if r.Updated {
+			text += ", then brought up to date"
+		}
+		add("Background", text+" · the conversation waited "+shortDuration(r.WaitMs))
+	}
+	if l := r.Ledger; l != nil {
+		text := fmt.Sprintf("%d checked · %d kept by the summary · %d put back", l.Checked, l.Kept, len(l.Repaired))
+		if len(l.Unfit) > 0 {
+			text += fmt.Sprintf(" · %d without room (kept for the next compaction)", len(l.Unfit))
+		}
+		add("Must-survive", text+fmt.Sprintf(" · summary %s → %s tokens (at most %s)",
+			numfmt.Commas(l.SummaryTokens), numfmt.Commas(l.RepairedTokens), numfmt.Commas(l.Bound)))
+		for _, it := range l.Repaired {
+			add("  put back", string(it.Kind)+": "+cutRunes(oneLine(it.Text), 200))
+		}
+		for _, it := range l.Unfit {
+			add("  no room", string(it.Kind)+": "+cutRunes(oneLine(it.Text), 200))
+		}
+	}
+	if u := r.Usage; u != nil {
+		text := fmt.Sprintf("%s in · %s out", numfmt.Commas(u.Input+u.CacheRead+u.CacheWrite), numfmt.Commas(u.Output))
+		if u.Cost.Total > 0 {
+			text += fmt.Sprintf(" · $%.4f", u.Cost.Total)
+		}
+		add("Cost", text)
+	}
+	if !r.Recorded && !r.FromHook {
+		add("Receipt", "not recorded (made by pi or an older Prime): only the tokens before are known")
+	}
+	var b strings.Builder
+	for i, row := range rows {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		lines := strings.Split(wrap(row[1], max(v.width-receiptCol, 10)), "\n")
+		b.WriteString(v.st.muted.Render(padRight(row[0], receiptCol)) + lines[0])
+		for _, l := range lines[1:] {
+			b.WriteString("\n" + strings.Repeat(" ", receiptCol) + l)
+		}
+	}
+	return b.String()
+}
+
+// reasonText says why a compaction ran.
+func reasonText(reason string) string {
+	switch agent.Reason(reason) {
+	case agent.ReasonManual:
+		return "asked for (/compact)"
+	case agent.ReasonThreshold:
+		return "the context passed the threshold"
+	case agent.ReasonOverflow:
+		return "the context overflowed the model's window"
+	}
+	return reason
+}
+
+// shortDuration writes milliseconds as 42ms under a second, else as the
+// tool blocks write times.
+func shortDuration(ms int64) string {
+	if ms < 1000 {
+		return fmt.Sprintf("%dms", ms)
+	}
+	return formatDuration(time.Duration(ms) * time.Millisecond)
 }
 
 // fileLists are the <read-files> and <modified-files> lists a summary

@@ -61,6 +61,8 @@ type treeSelector struct {
 	sel    int
 	// selID is the entry selected, kept across filter changes.
 	selID string
+	// pinned are the messages whose text is pinned on the current path.
+	pinned map[string]bool
 }
 
 // newTreeSelector reads the session's tree.
@@ -203,7 +205,19 @@ func (tn *treeNode) messageText(msg session.Message, calls map[string]llm.ToolCa
 	case *session.CustomMessage:
 		return "[" + m.CustomType + "]: " + llm.TextOf(m.Content)
 	case *session.SystemMessage:
-		return "[system]"
+		// A patch names the sections it changes (such as the pins); the
+		// whole prompt (with its preamble) is just the system prompt.
+		var names []string
+		for _, sec := range m.Sections {
+			if sec.Name == "preamble" {
+				return "[system]"
+			}
+			names = append(names, sec.Name)
+		}
+		if len(names) == 0 {
+			return "[system]"
+		}
+		return "[system: " + strings.Join(names, ", ") + "]"
 	}
 	return "[" + msg.Role() + "]"
 }
@@ -434,7 +448,14 @@ func (m *Model) openTree() tea.Cmd {
 // id is empty) and a filter.
 func (m *Model) openTreeAt(id string, f treeFilter) tea.Cmd {
 	var t *treeSelector
+	pins := m.ag.Pins()
 	m.ag.View(func(s *session.Session) { t = newTreeSelector(s) })
+	t.pinned = map[string]bool{}
+	for _, p := range pins {
+		if p.MessageID != "" {
+			t.pinned[p.MessageID] = true
+		}
+	}
 	if len(t.byID) == 0 {
 		m.warn("The session is empty: nothing to navigate to yet")
 		return nil
@@ -493,6 +514,10 @@ func (o *treeOverlay) key(m *Model, k tea.KeyPressMsg) tea.Cmd {
 			d.cancel = func(m *Model) tea.Cmd { m.overlay = o; return nil }
 			m.overlay = d
 		}
+	case "P", "shift+p":
+		if t.sel < len(t.rows) {
+			return m.pinEntry(t.rows[t.sel].node.id, t.filter)
+		}
 	case "esc":
 		if t.search != "" {
 			t.search = ""
@@ -531,7 +556,7 @@ func (o *treeOverlay) render(m *Model, v *view) string {
 	var b strings.Builder
 	b.WriteString(v.st.rule.Render(strings.Repeat("─", v.width)) + "\n")
 	b.WriteString(v.st.bold.Render("Session Tree") + "\n")
-	b.WriteString(v.st.muted.Render(wrap("  ↑↓ move · ←→ page · ctrl+←→ fold · shift+l label · ctrl+d/t/u/l/a filter · ctrl+o next filter · enter go · escape close", v.width)) + "\n")
+	b.WriteString(v.st.muted.Render(wrap("  ↑↓ move · ←→ page · ctrl+←→ fold · shift+l label · shift+p pin · ctrl+d/t/u/l/a filter · ctrl+o next filter · enter go · escape close", v.width)) + "\n")
 	b.WriteString(v.st.muted.Render("  Type to search: ") + v.st.accent.Render(t.search) + "\n")
 	if len(t.rows) == 0 {
 		b.WriteString(v.st.muted.Render("  No entries found") + "\n")
@@ -547,6 +572,9 @@ func (o *treeOverlay) render(m *Model, v *view) string {
 			}
 			if r.node.label != "" {
 				line += v.st.warning.Render("[" + r.node.label + "] ")
+			}
+			if t.pinned[r.node.id] {
+				line += v.st.success.Render("[pinned] ")
 			}
 			text := r.node.text
 			if r.node.id == t.leafID {

@@ -1,0 +1,88 @@
+package tui
+
+import (
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/prime-agent/prime/agent"
+	"github.com/prime-agent/prime/compaction"
+)
+
+// parts lists every kind in order, as a breakdown holds them, with the
+// tokens given.
+func parts(tokens map[compaction.ContextKind]int) []compaction.ContextPart {
+	var out []compaction.ContextPart
+	for _, k := range []compaction.ContextKind{compaction.KindSystem, compaction.KindTools, compaction.KindSummaries, compaction.KindUser,
+		compaction.KindAssistant, compaction.KindThinking, compaction.KindToolCalls, compaction.KindToolResults, compaction.KindImages, compaction.KindOther} {
+		out = append(out, compaction.ContextPart{Kind: k, Tokens: tokens[k]})
+	}
+	return out
+}
+
+// TestBreakdownText: /context's block at two widths, for a context with
+// something to compact and for one without.
+func TestBreakdownText(t *testing.T) {
+	st := newStyles()
+	b := &agent.ContextBreakdown{ContextBreakdown: compaction.ContextBreakdown{
+		Parts: parts(map[compaction.ContextKind]int{compaction.KindSystem: 2_000, compaction.KindTools: 3_000,
+			compaction.KindUser: 1_000, compaction.KindAssistant: 4_000, compaction.KindToolResults: 10_000}),
+		Total: 20_000, Estimate: 20_400, Window: 40_000, Threshold: 30_000, BackgroundMark: 24_000,
+		Compaction: &compaction.CutPreview{FirstKeptEntryID: "k1", SummarizeMessages: 12, SummarizeTokens: 14_000, KeepMessages: 4, KeepTokens: 3_000, IsSplitTurn: true},
+	}}
+	want40 := `[context] 20,000 tokens of a 40,000-token window (50.0%)
+PPPPTTTTTTUUAAAAAAAAOOOOOOOOOOOOOOOOOOOOO........:............|....................
+  P system prompt        2,000   10.0%
+  T tool definitions     3,000   15.0%
+  U user                 1,000    5.0%
+  A assistant text       4,000   20.0%
+  O tool results        10,000   50.0%
+Next request ~20,400 tokens · auto-compaction above 30,000 (|) · background summary
+above 24,000 (:)
+A compaction now would summarize 12 messages (14,000 tokens) and keep 4 word for
+word (3,000 tokens), cutting a turn in two
+  kept from user: fix the lexer`
+	if got := ansi.Strip(breakdownText(&view{width: 84, st: &st}, b, "user: fix the lexer")); got != want40 {
+		t.Errorf("at 84 columns:\n%s\nwant\n%s", got, want40)
+	}
+	narrow := ansi.Strip(breakdownText(&view{width: 42, st: &st}, b, "user: fix the lexer in lexer.go before the parser"))
+	lines := strings.Split(narrow, "\n")
+	// The title takes two lines; the bar is one cell short of the width.
+	if bar := lines[2]; len(bar) != 41 || !strings.HasPrefix(bar, "PPTTTUAAAAOOOOOOOOOO") || bar[30] != '|' || bar[24] != ':' {
+		t.Errorf("the bar at 42 columns: %q", bar)
+	}
+	for _, l := range lines {
+		if ansi.StringWidth(l) > 42 {
+			t.Errorf("a line wider than 42 columns: %q", l)
+		}
+	}
+	b.Compaction, b.NotCompactable = nil, "the last entry is a compaction; nothing was added since"
+	b.Window, b.Threshold, b.BackgroundMark = 0, 0, 0
+	got := ansi.Strip(breakdownText(&view{width: 60, st: &st}, b, ""))
+	if !strings.HasPrefix(got, "[context] 20,000 tokens\n") || !strings.HasSuffix(got, "\nNext request ~20,400 tokens\nNothing to compact now: the last entry is a compaction;\nnothing was added since") {
+		t.Errorf("nothing to compact, no window:\n%s", got)
+	}
+}
+
+// TestContextCommand: /context on a real session, at 80 columns and,
+// after the terminal narrows, at 50: the bar is as wide as the terminal.
+func TestContextCommand(t *testing.T) {
+	h := newHarness(t, setup{settings: compactSettings, agentCWD: "/home/me/proj"})
+	twoTurns(h)
+	h.send("/context")
+	f := h.waitText("[context]", "A compaction now would summarize")
+	frameGolden(t, "80", f)
+	h.emu.Resize(50, termHeight)
+	h.tm.Send(tea.WindowSizeMsg{Width: 50, Height: termHeight})
+	f = h.waitFor("the transcript at 50 columns", func(f string) bool {
+		return strings.Contains(f, "\n"+strings.Repeat("─", 50)+"\n") && strings.Contains(f, "[context]")
+	})
+	frameGolden(t, "50", f)
+	for _, l := range strings.Split(f, "\n") {
+		if ansi.StringWidth(l) > 50 {
+			t.Errorf("a line wider than 50 columns: %q", l)
+		}
+	}
+}
