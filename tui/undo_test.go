@@ -15,8 +15,8 @@ func flat(frame string) string { return strings.Join(strings.Fields(frame), " ")
 // TestUncompact: /uncompact with no compaction says so and stops nothing;
 // after /compact and one more exchange it undoes the compaction: the
 // transcript is drawn again with the summarized messages and without the
-// block, and the exchange made since is said to be left on the side
-// branch. A second /uncompact finds nothing to undo.
+// block, and the exchange and the pin made since are said to be left on
+// the side branch. A second /uncompact finds nothing to undo.
 func TestUncompact(t *testing.T) {
 	h := newHarness(t, setup{settings: compactSettings})
 	twoTurns(h)
@@ -29,14 +29,20 @@ func TestUncompact(t *testing.T) {
 	h.srv.Reply(llmtest.Text("The tests are in lexer_test.go."), llmtest.Usage(400, 10))
 	h.send("and the tests?")
 	h.waitIdle("lexer_test.go")
+	h.send("/pin keep the lexer small")
+	h.waitText("Pinned ")
 	h.send("/uncompact")
-	f := h.waitIdle("Compaction undone", "stay on its side branch")
+	f := h.waitIdle("Compaction undone", "stay on its side branch", "again to keep it")
 	frameGolden(t, "undone", f)
 	if strings.Contains(f, "[compaction]") || strings.Contains(f, "and the tests?") || strings.Count(f, "where is the parser?") != 1 {
 		t.Errorf("the transcript after the undo is not the conversation before the compaction:\n%s", f)
 	}
-	if !strings.Contains(flat(f), "2 entries made after the compaction stay on its side branch") {
+	// The exchange, the pin and the system prompt's patch for it.
+	if !strings.Contains(flat(f), "4 entries made after the compaction stay on its side branch") {
 		t.Errorf("the entries left behind are not said:\n%s", f)
+	}
+	if !strings.Contains(flat(f), `The pin "keep the lexer small" was made after the compaction and stays on its branch: /pin it again to keep it`) {
+		t.Errorf("the pin left behind is not said:\n%s", f)
 	}
 	s, err := session.Load(h.file)
 	if err != nil {

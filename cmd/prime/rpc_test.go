@@ -19,6 +19,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 
+	"github.com/prime-agent/prime/compaction"
 	"github.com/prime-agent/prime/internal/golden"
 	"github.com/prime-agent/prime/internal/proctest"
 	"github.com/prime-agent/prime/internal/sessiontest"
@@ -399,7 +400,7 @@ type normaliser struct {
 
 var (
 	reUUID     = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
-	reEntryID  = regexp.MustCompile(`"[0-9a-f]{8}"`)
+	reEntryID  = regexp.MustCompile(`\\?"[0-9a-f]{8}\\?"`) // in a string too, its quotes escaped
 	reISO      = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d[:-]\d\d[:-]\d\d[.-]\d{3}Z`)
 	reMillis   = regexp.MustCompile(`"timestamp":1\d{12}`)
 	reDuration = regexp.MustCompile(`,"durationMs":\d+`)
@@ -427,7 +428,13 @@ func (n *normaliser) line(s string) string {
 	s = reISO.ReplaceAllString(s, "<time>")
 	s = reMillis.ReplaceAllString(s, `"timestamp":0`)
 	s = reDuration.ReplaceAllString(s, "") // present only when it took a millisecond or more
-	return reEntryID.ReplaceAllStringFunc(s, func(id string) string { return `"` + n.name("e", strings.Trim(id, `"`)) + `"` })
+	return reEntryID.ReplaceAllStringFunc(s, func(id string) string {
+		q := `"`
+		if strings.HasPrefix(id, `\`) {
+			q = `\"`
+		}
+		return q + n.name("e", strings.Trim(id, `\"`)) + q
+	})
 }
 
 // TestRPCGolden runs one whole RPC session and compares every line sent and
@@ -474,6 +481,17 @@ func TestRPCGolden(t *testing.T) {
 	p.call("17", fmt.Sprintf(`{"id":"17","type":"switch_session","sessionPath":%q}`, original))
 	p.call("18", fmt.Sprintf(`{"id":"18","type":"get_entries","since":%q}`, again))
 	p.call("19", `{"id":"19","type":"bash","command":"printf hi"}`)
+	// What survives compaction: a pin, the receipt of the compaction on
+	// the path, its undoing (the branch summary and label made since, and
+	// the pin, stay on the side branch with it).
+	pin := p.call("p1", `{"id":"p1","type":"pin","text":"keep the notes short"}`)
+	p.call("p2", `{"id":"p2","type":"get_pins"}`)
+	p.call("p3", `{"id":"p3","type":"get_compaction_receipt"}`)
+	p.call("p4", `{"id":"p4","type":"uncompact"}`)
+	p.call("p5", `{"id":"p5","type":"get_pins"}`)
+	pinID, _ := pin.data()["pin"].(map[string]any)["id"].(string)
+	p.call("p6", fmt.Sprintf(`{"id":"p6","type":"unpin","pinId":%q}`, pinID))
+	p.call("p7", `{"id":"p7","type":"uncompact"}`)
 	for i, c := range []string{
 		`"type":"set_thinking_level","level":"high"`,
 		`"type":"get_available_thinking_levels"`,
@@ -737,6 +755,67 @@ func TestRPCCompact(t *testing.T) {
 	}
 	if r := p.call("c2", `{"id":"c2","type":"compact"}`); r.ok() || !strings.Contains(r.errText(), "already compacted") {
 		t.Errorf("compact again: %s", r.raw)
+	}
+}
+
+// TestRPCPinsAndUndo: with the real binary, a pin reaches the model after
+// three compactions in a row, the session file holds it, uncompact brings
+// back the messages of before the last compaction, and
+// get_session_stats measures the context by kind.
+func TestRPCPinsAndUndo(t *testing.T) {
+	s := newRPCSetup(t, map[string]any{"compaction": map[string]any{"keepRecentTokens": 1}})
+	p := s.start(t)
+	p.converse("first question")
+	if r := p.call("p", `{"id":"p","type":"pin","text":"never push to main"}`); !r.ok() {
+		t.Fatalf("pin: %s", r.raw)
+	}
+	var before rpcLine
+	for i := range 3 {
+		p.converse(fmt.Sprintf("question %d", i+2))
+		before = p.call("m", `{"id":"m","type":"get_messages"}`)
+		if r := p.call("c", `{"id":"c","type":"compact"}`); !r.ok() {
+			t.Fatalf("compaction %d: %s", i+1, r.raw)
+		}
+	}
+	p.converse("after three compactions")
+	var last *llmtest.Request
+	for _, r := range s.srv.Requests() {
+		if !strings.Contains(r.LastUserText(), "<conversation>") {
+			last = r
+		}
+	}
+	if last == nil || !strings.Contains(last.System(), "never push to main") {
+		t.Errorf("the pin is not in the last request's system prompt")
+	}
+	path := p.call("st", `{"id":"st","type":"get_state"}`).str("sessionFile")
+	stats := p.call("ss", `{"id":"ss","type":"get_session_stats"}`)
+	b, _ := stats.data()["contextBreakdown"].(map[string]any)
+	if parts, _ := b["parts"].([]any); len(parts) != 10 || b["total"].(float64) <= 0 || b["windowSource"] != "model" {
+		t.Errorf("contextBreakdown: %v", b)
+	}
+
+	// Undo the last compaction: the messages are those before it, and the
+	// exchange made since is left on its branch.
+	u := p.call("u", `{"id":"u","type":"uncompact"}`)
+	if !u.ok() || u.data()["left"] != 2.0 {
+		t.Fatalf("uncompact: %s", u.raw)
+	}
+	after := p.call("m2", `{"id":"m2","type":"get_messages"}`)
+	if a, b := fmt.Sprint(after.data()["messages"]), fmt.Sprint(before.data()["messages"]); a != b {
+		t.Errorf("messages after the undo:\n%s\nbefore the compaction:\n%s", a, b)
+	}
+	if r := p.call("u2", `{"id":"u2","type":"uncompact","compactionId":"deadbeef"}`); r.ok() || r.errText() != "Entry not found: deadbeef" {
+		t.Errorf("uncompact of an unknown id: %s", r.raw)
+	}
+	if r := p.call("g", `{"id":"g","type":"get_pins"}`); fmt.Sprint(r.data()["pins"]) == "[]" {
+		t.Errorf("the pin made before the compactions is gone: %s", r.raw)
+	}
+	loaded, err := session.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pins := compaction.Pins(loaded.LeafPath()); len(pins) != 1 || pins[0].Text != "never push to main" {
+		t.Errorf("the file's pins: %+v", pins)
 	}
 }
 

@@ -66,8 +66,9 @@ func (s *tmuxSession) waitFor(texts ...string) string {
 }
 
 // TestTUIEndToEnd runs the binary in tmux against "prime dev fake-llm": a
-// prompt with a tool call, "/compact focus on X", a move with /tree, and
-// Ctrl-C twice to quit; then it checks the screen and the session file.
+// prompt with a tool call, "/compact focus on X", its receipt, /context,
+// /uncompact, /pin and /pins, a move with /tree, and Ctrl-C twice to quit;
+// then it checks the screen and the session file.
 func TestTUIEndToEnd(t *testing.T) {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux is not installed: the end-to-end test of the terminal UI drives the binary in tmux (apt-get install -y tmux)")
@@ -113,6 +114,24 @@ func TestTUIEndToEnd(t *testing.T) {
 	s.keys("Enter")
 	scr := s.waitFor("[compaction]", "Instructions: focus on X", "(ctrl+o to expand)", "?/200k (auto)")
 
+	// Expanded, the block is the compaction's receipt.
+	s.keys("C-o")
+	s.waitFor("Reason        asked for (/compact)", "Summary       by fake/fake-model")
+	s.keys("C-o")
+	s.waitFor("(ctrl+o to expand)")
+	s.literal("/context")
+	s.keys("Enter")
+	s.waitFor("[context]", "S summaries", "Nothing to compact now")
+	s.literal("/uncompact")
+	s.keys("Enter")
+	s.waitFor("Compaction undone: the model sees the whole conversation again")
+	s.literal("/pin never push to main")
+	s.keys("Enter")
+	s.waitFor("Pinned ", ": never push to main")
+	s.literal("/pins")
+	s.keys("Enter")
+	s.waitFor("[pins]", "  never push to main")
+
 	s.literal("/tree")
 	s.keys("Enter")
 	s.waitFor("Session Tree", "← you are here")
@@ -148,12 +167,15 @@ func TestTUIEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	var users, results, compactions int
+	custom := map[string]int{}
 	for _, e := range sess.Entries() {
 		p, err := e.Payload()
 		if err != nil {
 			t.Fatal(err)
 		}
 		switch p := p.(type) {
+		case *session.CustomEntry:
+			custom[p.CustomType]++
 		case *session.MessageEntry:
 			switch p.Message.Role() {
 			case "user":
@@ -170,6 +192,9 @@ func TestTUIEndToEnd(t *testing.T) {
 	}
 	if users != 2 || results != 1 || compactions != 1 {
 		t.Errorf("the session holds %d user messages, %d tool results, %d compactions; want 2, 1, 1", users, results, compactions)
+	}
+	if custom["prime.uncompact"] != 1 || custom["prime.pin"] != 1 {
+		t.Errorf("the session holds custom entries %v; want one undone compaction and one pin", custom)
 	}
 	if t.Failed() {
 		t.Logf("the screen after the compaction:\n%s", scr)
