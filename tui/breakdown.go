@@ -76,7 +76,7 @@ func entryPreview(e *session.Entry) string {
 }
 
 // breakdownText renders /context: the total against the window, the bar
-// across the terminal with the threshold (|) and the background mark
+// the width of the terminal with the threshold (|) and the background mark
 // (:), every kind that holds tokens, and what a compaction now would
 // summarize and keep (kept: the first entry it would keep).
 func breakdownText(v *view, b *agent.ContextBreakdown, kept string) string {
@@ -86,9 +86,7 @@ func breakdownText(v *view, b *agent.ContextBreakdown, kept string) string {
 		title += fmt.Sprintf(" of a %s-token window (%.1f%%)", numfmt.Commas(b.Window), float64(b.Total)/float64(b.Window)*100)
 	}
 	out.WriteString(wrap(v.st.blockTitle.Render("[context]")+" "+title, v.width) + "\n")
-	// One cell short of the width: a terminal may erase what is written
-	// in its last column when the line is printed into the scrollback.
-	out.WriteString(colourBar(v, b, b.Bar(max(v.width-1, 1))) + "\n")
+	out.WriteString(colourBar(v, b, b.Bar(v.width)) + "\n")
 	for _, p := range b.Parts {
 		if p.Tokens == 0 {
 			continue

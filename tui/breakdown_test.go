@@ -33,7 +33,7 @@ func TestBreakdownText(t *testing.T) {
 		Compaction: &compaction.CutPreview{FirstKeptEntryID: "k1", SummarizeMessages: 12, SummarizeTokens: 14_000, KeepMessages: 4, KeepTokens: 3_000, IsSplitTurn: true},
 	}}
 	want40 := `[context] 20,000 tokens of a 40,000-token window (50.0%)
-PPPPTTTTTTUUAAAAAAAAOOOOOOOOOOOOOOOOOOOOO........:............|....................
+PPPPTTTTTTUUAAAAAAAAAOOOOOOOOOOOOOOOOOOOOO........:............|....................
   P system prompt        2,000   10.0%
   T tool definitions     3,000   15.0%
   U user                 1,000    5.0%
@@ -49,8 +49,8 @@ word (3,000 tokens), cutting a turn in two
 	}
 	narrow := ansi.Strip(breakdownText(&view{width: 42, st: &st}, b, "user: fix the lexer in lexer.go before the parser"))
 	lines := strings.Split(narrow, "\n")
-	// The title takes two lines; the bar is one cell short of the width.
-	if bar := lines[2]; len(bar) != 41 || !strings.HasPrefix(bar, "PPTTTUAAAAOOOOOOOOOO") || bar[30] != '|' || bar[24] != ':' {
+	// The title takes two lines.
+	if bar := lines[2]; len(bar) != 42 || !strings.HasPrefix(bar, "PPTTTUAAAAOOOOOOOOOO") || bar[31] != '|' || bar[25] != ':' {
 		t.Errorf("the bar at 42 columns: %q", bar)
 	}
 	for _, l := range lines {

@@ -44,7 +44,11 @@
 // transcript must be drawn again — a new terminal width, Ctrl-O (expand
 // tool output, summaries and the header), Ctrl-T (thinking), another
 // session, a move in /tree — the screen and the scrollback are cleared and
-// the whole transcript is printed again.
+// the whole transcript is printed again. What is printed is rendered one
+// column short of the terminal's width: bubbletea erases the rest of each
+// line it prints, and on a terminal that keeps the cursor in the last
+// column after a full line (xterm's pending wrap) that erases the line's
+// last character.
 //
 // # Decisions
 //

@@ -350,6 +350,11 @@ func (m *Model) collect() {
 		return
 	}
 	v := m.newView()
+	// One column short of the terminal: bubbletea ends each printed line
+	// by erasing the rest of it, and a terminal whose cursor waits in the
+	// last column after a full line (xterm's pending wrap) erases that
+	// column's character with it.
+	v.width = max(m.width-1, 10)
 	var chunks []string
 	for i, it := range m.items[start:end] {
 		if s := it.render(v); s != "" {

@@ -38,7 +38,7 @@ func TestUncompact(t *testing.T) {
 		t.Errorf("the transcript after the undo is not the conversation before the compaction:\n%s", f)
 	}
 	// The exchange, the pin and the system prompt's patch for it.
-	if !strings.Contains(flat(f), "4 entries made after the compaction stay on its side branch") {
+	if !strings.Contains(flat(f), "4 entries made after the compaction stay on its side branch, out of the conversation") {
 		t.Errorf("the entries left behind are not said:\n%s", f)
 	}
 	if !strings.Contains(flat(f), `The pin "keep the lexer small" was made after the compaction and stays on its branch: /pin it again to keep it`) {
