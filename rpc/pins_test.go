@@ -35,6 +35,20 @@ func without(typ string, ms []msg) []msg {
 	return out
 }
 
+// refused sends a command (given an id of its own) and checks that it is
+// refused with a text holding want, and that nothing else was written.
+func (h *harness) refused(t *testing.T, line, want string) {
+	t.Helper()
+	h.send(strings.Replace(line, `{`, `{"id":"e",`, 1))
+	got := h.until(func(m msg) bool { return m.isResponse("e") })
+	if r := got[len(got)-1]; r.success() || !strings.Contains(r.errText(), want) {
+		t.Errorf("got %.300s\nwant a failure saying %q", r.raw, want)
+	}
+	if n := names(got); n != "response:e" {
+		t.Errorf("a refused command emitted events: %s", n)
+	}
+}
+
 // pinTexts returns the texts of a list of pins as the wire has them.
 func pinTexts(v any) []string {
 	list, _ := v.([]any)
@@ -55,8 +69,7 @@ func TestPins(t *testing.T) {
 	srv := llmtest.NewAnthropic(t)
 	srv.Handle(echo)
 	h := start(t, srv, settingsFor(t))
-	h.send(`{"id":"p","type":"prompt","message":"the tests run with make check"}`)
-	h.until(func(m msg) bool { return m.isEvent("agent_settled") })
+	h.prompts("the tests run with make check")
 	msgID := h.forkable("the tests run with make check")
 
 	h.send(`{"id":"1","type":"pin","text":"  never push to main  "}`)
@@ -113,8 +126,7 @@ func TestPinErrors(t *testing.T) {
 	srv := llmtest.NewAnthropic(t)
 	srv.Handle(echo)
 	h := start(t, srv, settingsFor(t))
-	h.send(`{"id":"p","type":"prompt","message":"hello"}`)
-	h.until(func(m msg) bool { return m.isEvent("agent_settled") })
+	h.prompts("hello")
 	h.send(`{"id":"k","type":"pin","text":"keep me"}`)
 	h.response("k")
 	for _, c := range []struct{ line, err string }{
@@ -131,16 +143,7 @@ func TestPinErrors(t *testing.T) {
 		{`{"type":"unpin","text":"forget me"}`, `no such pin with the text "forget me" on the current branch`},
 		{`{"type":"unpin","pinId":false}`, `"pinId" must be a string, not a boolean`},
 	} {
-		t.Run(c.line[:min(len(c.line), 60)], func(t *testing.T) {
-			h.send(strings.Replace(c.line, `{`, `{"id":"e",`, 1))
-			got := h.until(func(m msg) bool { return m.isResponse("e") })
-			if r := got[len(got)-1]; r.success() || !strings.Contains(r.errText(), c.err) {
-				t.Errorf("got %.300s\nwant a failure saying %q", r.raw, c.err)
-			}
-			if n := names(got); n != "response:e" {
-				t.Errorf("a refused command emitted events: %s", n)
-			}
-		})
+		t.Run(c.line[:min(len(c.line), 60)], func(t *testing.T) { h.refused(t, c.line, c.err) })
 	}
 	h.send(`{"id":"g","type":"get_pins"}`)
 	if texts := pinTexts(h.response("g").data()["pins"]); fmt.Sprint(texts) != "[keep me]" {

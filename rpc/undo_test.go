@@ -128,16 +128,7 @@ func TestUncompactErrors(t *testing.T) {
 		{`{"type":"get_compaction_receipt","compactionId":"deadbeef"}`, "Entry not found: deadbeef"},
 		{`{"type":"get_compaction_receipt","compactionId":"` + user + `"}`, "not a compaction entry"},
 	} {
-		t.Run(c.line, func(t *testing.T) {
-			h.send(strings.Replace(c.line, `{`, `{"id":"e",`, 1))
-			got := h.until(func(m msg) bool { return m.isResponse("e") })
-			if r := got[len(got)-1]; r.success() || !strings.Contains(r.errText(), c.err) {
-				t.Errorf("got %s\nwant a failure saying %q", r.raw, c.err)
-			}
-			if n := names(got); n != "response:e" {
-				t.Errorf("a refused command emitted events: %s", n)
-			}
-		})
+		t.Run(c.line, func(t *testing.T) { h.refused(t, c.line, c.err) })
 	}
 }
 

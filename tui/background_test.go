@@ -17,6 +17,21 @@ import (
 // starts above 4,000 and the background summary above 2,000.
 const backgroundSettings = `{"retry": {"enabled": false}, "compaction": {"keepRecentTokens": 10, "reserveTokens": 196000, "backgroundThreshold": 50}}`
 
+// pastTheMark scripts a conversation whose second answer takes the
+// context past the background mark (2,500 tokens) and whose third takes it
+// past the threshold (4,500), summaries coming from summary, and sends the
+// first two prompts.
+func pastTheMark(h *harness, summary llmtest.Handler) {
+	h.srv.Handle(llmtest.Scripted(summary, nil,
+		llmtest.Stream(llmtest.Text("The parser lives in parse.go."), llmtest.Usage(900, 20)),
+		llmtest.Stream(llmtest.Text("Noted: the lexer is next."), llmtest.Usage(2500, 20)),
+		llmtest.Stream(llmtest.Text("The tests pass."), llmtest.Usage(4500, 20))))
+	h.waitText("v0.0.0-test")
+	h.send("where is the parser?")
+	h.waitIdle("parse.go")
+	h.send("and the lexer?")
+}
+
 // TestFooterBackground: the footer's note on the background summary.
 func TestFooterBackground(t *testing.T) {
 	st := newStyles()
@@ -46,14 +61,7 @@ func TestBackgroundSummary(t *testing.T) {
 		<-gate
 		return llmtest.Stream(llmtest.Text("## Goal\nFind the parser."), llmtest.Usage(600, 30))
 	}
-	h.srv.Handle(llmtest.Scripted(summary, nil,
-		llmtest.Stream(llmtest.Text("The parser lives in parse.go."), llmtest.Usage(900, 20)),
-		llmtest.Stream(llmtest.Text("Noted: the lexer is next."), llmtest.Usage(2500, 20)),
-		llmtest.Stream(llmtest.Text("The tests pass."), llmtest.Usage(4500, 20))))
-	h.waitText("v0.0.0-test")
-	h.send("where is the parser?")
-	h.waitIdle("parse.go")
-	h.send("and the lexer?")
+	pastTheMark(h, summary)
 	writing := h.waitIdle("lexer is next", "summarizing ahead")
 	frameGolden(t, "writing", footerOf(writing))
 	close(gate)
@@ -82,14 +90,7 @@ func TestBackgroundFailure(t *testing.T) {
 		}
 		return llmtest.Stream(llmtest.Text("## Goal\nFind the parser."), llmtest.Usage(600, 30))
 	}
-	h.srv.Handle(llmtest.Scripted(summary, nil,
-		llmtest.Stream(llmtest.Text("The parser lives in parse.go."), llmtest.Usage(900, 20)),
-		llmtest.Stream(llmtest.Text("Noted: the lexer is next."), llmtest.Usage(2500, 20)),
-		llmtest.Stream(llmtest.Text("The tests pass."), llmtest.Usage(4500, 20))))
-	h.waitText("v0.0.0-test")
-	h.send("where is the parser?")
-	h.waitIdle("parse.go")
-	h.send("and the lexer?")
+	pastTheMark(h, summary)
 	h.waitIdle("lexer is next")
 	h.send("and the tests?")
 	f := h.waitIdle("[compaction]", "The tests pass.")
