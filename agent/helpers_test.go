@@ -210,3 +210,13 @@ func countType(s *session.Session, typ string) int {
 	}
 	return n
 }
+
+// lineOf returns e's line, failing the test when it cannot be read back.
+func lineOf(t testing.TB, e *session.Entry) []byte {
+	t.Helper()
+	line, err := e.Raw()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return line
+}

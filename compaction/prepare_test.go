@@ -457,11 +457,11 @@ func TestPrepareDoesNotChangeEntries(t *testing.T) {
 	b := newBuilder(t).parse("u0:40 a1:40!edit=a.go r2:40 u3:40 a4:400")
 	before := make([]string, len(b.path))
 	for i, e := range b.path {
-		before[i] = string(e.Raw())
+		before[i] = string(lineOf(t, e))
 	}
 	mustPrepare(t, b.path, keep(50))
 	for i, e := range b.path {
-		if string(e.Raw()) != before[i] {
+		if string(lineOf(t, e)) != before[i] {
 			t.Errorf("entry %s changed", e.ID)
 		}
 	}
@@ -496,4 +496,14 @@ func TestPrepareMissingID(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "no id") {
 		t.Errorf("err = %v, want a missing-id error", err)
 	}
+}
+
+// lineOf returns e's line, failing the test when it cannot be read back.
+func lineOf(t testing.TB, e *session.Entry) []byte {
+	t.Helper()
+	line, err := e.Raw()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return line
 }

@@ -262,8 +262,10 @@ func (c Context) EstimateNext() ContextEstimate {
 
 // contributes reports whether an entry's type can put a message in the
 // context.
-func contributes(e *Entry) bool {
-	switch e.Type {
+func contributes(e *Entry) bool { return contributesType(e.Type) }
+
+func contributesType(t string) bool {
+	switch t {
 	case TypeMessage, TypeCustomMessage, TypeBranchSummary, TypeCompaction:
 		return true
 	}
@@ -282,7 +284,7 @@ func contextMessages(entries []*Entry) ([]Message, error) {
 	msgs := make([]Message, len(entries), len(entries)+1) // room for a compaction's system message
 	size := 0
 	for _, e := range entries {
-		size += len(e.raw)
+		size += int(e.n)
 	}
 	batches := (len(entries) + maxBatch - 1) / maxBatch
 	// errs[b] is the error of the first entry of batch b that cannot be
@@ -420,9 +422,19 @@ func ContextMessage(e *Entry) (Message, error) {
 	if m := e.remembered(); m != nil {
 		return m, nil
 	}
-	p, err := e.Payload()
+	line, err := e.line()
 	if err != nil {
 		return nil, err
+	}
+	return contextMessageOf(e, line)
+}
+
+// contextMessageOf is ContextMessage of a custom_message, branch_summary or
+// compaction entry whose line is line.
+func contextMessageOf(e *Entry, line []byte) (Message, error) {
+	p, err := decodePayload(e.Type, line)
+	if err != nil {
+		return nil, e.errorf("%w", err)
 	}
 	ts := jsonwire.ISOMillis(e.Timestamp)
 	var m Message

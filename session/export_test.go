@@ -17,13 +17,10 @@ func SlowHead(line []byte) (typ, id, parent, ts string, err error) {
 	if err != nil {
 		return "", "", "", "", err
 	}
-	return h.slow.Type, h.slow.ID, h.slow.ParentID, h.slow.Timestamp, nil
+	return h.Type, h.ID, h.ParentID, h.Timestamp, nil
 }
 
-func DecodeLine(line []byte) (*Entry, error) {
-	e := new(Entry)
-	return e, decodeLineInto(e, line)
-}
+func DecodeLine(line []byte) (*Entry, error) { return NewEntry(line) }
 
 // DecodeFast and DecodeSlow are the two message decoders DecodeMessage
 // chooses between.

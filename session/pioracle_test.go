@@ -55,7 +55,7 @@ func TestForkPiOracle(t *testing.T) {
 				t.Fatalf("seed %d leaf %s: %d entries, pi has %d", seed, leaf.ID, len(got), len(pi.Lines))
 			}
 			for i, e := range got {
-				want, have := pi.Lines[i], string(e.Raw())
+				want, have := pi.Lines[i], string(lineOf(t, e))
 				if e.Type == session.TypeLabel {
 					// Ids are random; so is the parent of every label
 					// after the first.

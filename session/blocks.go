@@ -1,0 +1,98 @@
+package session
+
+import "weak"
+
+// A session hands out *Entry values made from its index on demand. They
+// are made blockLen at a time into one array, which the session refers to
+// weakly: the array lives as long as any of its entries is in use (a
+// pointer to an element keeps the whole array alive), so an entry asked
+// for twice is the same *Entry while anyone can tell, and entries nobody
+// uses any more cost nothing. The strings of an entry (id, parent id,
+// timestamp) are written into a buffer of the block, once.
+
+const blockLen = 256
+
+// entryBlock holds the entries of indices [k*blockLen, (k+1)*blockLen); an
+// element is filled when first asked for (its src is set then).
+type entryBlock struct {
+	e    [blockLen]Entry
+	text []byte
+}
+
+// entryAt returns entry i, made from its rec when no one holds it.
+func (s *Session) entryAt(i int32) *Entry {
+	k := int(i / blockLen)
+	if k >= len(s.blocks) {
+		s.blocks = append(s.blocks, make([]weak.Pointer[entryBlock], k+1-len(s.blocks))...)
+	}
+	b := s.blocks[k].Value()
+	if b == nil {
+		b = new(entryBlock)
+		s.blocks[k] = weak.Make(b)
+	}
+	e := &b.e[i%blockLen]
+	if e.src == nil {
+		s.fill(b, e, i)
+	}
+	return e
+}
+
+// entriesAt returns the entries of the given indices.
+func (s *Session) entriesAt(idx []int32) []*Entry {
+	if len(idx) == 0 {
+		return nil
+	}
+	out := make([]*Entry, len(idx))
+	for k, i := range idx {
+		out[k] = s.entryAt(i)
+	}
+	return out
+}
+
+// fill makes e, in block b, entry i.
+func (s *Session) fill(b *entryBlock, e *Entry, i int32) {
+	r := &s.recs[i]
+	var odd *oddRec
+	if r.flags&recOdd != 0 {
+		odd = s.odd[i]
+	}
+	if b.text == nil {
+		b.text = make([]byte, 0, blockLen*40)
+	}
+	str := func(write func([]byte) []byte) string {
+		n := len(b.text)
+		if cap(b.text)-n < 24 {
+			// Full: the strings already made keep the old buffer.
+			b.text = make([]byte, 0, blockLen*40)
+			n = 0
+		}
+		b.text = write(b.text)
+		return sharedString(b.text[n:len(b.text):len(b.text)])
+	}
+	hex := func(v uint32) string { return str(func(t []byte) []byte { return appendHexID(t, v) }) }
+	if r.typ == typeOdd {
+		e.Type = odd.typ
+	} else {
+		e.Type = typeNames[r.typ]
+	}
+	switch {
+	case r.flags&recHexID != 0:
+		e.ID = hex(r.id)
+	case r.flags&recNoID == 0:
+		e.ID = odd.id
+	}
+	switch {
+	case r.flags&recHexParent != 0:
+		e.ParentID = hex(r.pid)
+	case r.flags&recNoParent == 0:
+		e.ParentID = odd.parent
+	}
+	if r.flags&recISOTime != 0 {
+		e.Timestamp = str(func(t []byte) []byte { return appendISO(t, r.ms) })
+	} else {
+		e.Timestamp = odd.ts
+	}
+	e.Line = int(r.line)
+	e.off, e.n, e.crc, e.head, e.role, e.idx = r.off, r.n, r.crc, r.head, r.role, i
+	e.src = s.src
+}
