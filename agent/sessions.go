@@ -52,7 +52,7 @@ func (a *Agent) NewSession() error {
 // appending; an older format version is migrated, keeping FILE.bak). A run in
 // progress is aborted first.
 func (a *Agent) SwitchSession(path string) error {
-	s, err := session.Open(path)
+	s, err := session.OpenWith(path, a.cfg.readOptions())
 	if err != nil {
 		return err
 	}

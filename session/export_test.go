@@ -1,6 +1,10 @@
 package session
 
-import "github.com/prime-agent/prime/llm"
+import (
+	"os"
+
+	"github.com/prime-agent/prime/llm"
+)
 
 // Hooks for the external tests (fuzz_test.go), which cannot be in package
 // session because they use sessiongen, which imports it.
@@ -46,3 +50,24 @@ func NewTextArena(size int) *TextArena {
 }
 
 func (t *TextArena) Decode(raw []byte) (Message, bool) { return fastDecode(raw, true, nil, &t.a) }
+
+// FromIndex says how s was read: "" by indexing the whole file, "trusted"
+// or "verified" from the persistent index.
+func FromIndex(s *Session) string { return s.fromIndex }
+
+// IndexFileOf returns where the persistent index of the session file path
+// is kept in dir.
+func IndexFileOf(dir, path string) string {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return ""
+	}
+	x := newIndexFile(dir, path, fi)
+	if x == nil {
+		return ""
+	}
+	return x.path
+}
+
+// CacheMinBytes is the smallest file whose index is kept.
+const CacheMinBytes = cacheMinBytes

@@ -172,6 +172,11 @@ func TestTruncatedAtEveryOffset(t *testing.T) {
 		if r.Len() != wantEntries+1 || r.Leaf().ID != e.ID || r.TornTail() {
 			t.Fatalf("offset %d: after append %d entries (want %d), leaf %s, warnings %v", off, r.Len(), wantEntries+1, r.LeafID(), r.Warnings())
 		}
+		// The session that appended reads as the file does: line numbers,
+		// the torn line now an ordinary bad one.
+		if off%11 == 0 || off >= len(data)-3 || wantEntries != complete {
+			sameSession(t, fmt.Sprintf("offset %d, the appending session", off), o, r)
+		}
 		for _, w := range r.Warnings() {
 			if w.Kind != session.WarnMalformed || !torn {
 				t.Fatalf("offset %d: unexpected warning %v", off, w)

@@ -134,6 +134,13 @@ type Session struct {
 	// where its header line starts.
 	scanned   int64
 	headerOff int64
+	// sums are the checksums of the file's whole blocks read so far
+	// (see blockBytes), for the persistent index.
+	sums []uint32
+	// fromIndex says how the session was read: "" indexing the whole
+	// file, else from the persistent index, "trusted" on its stamp or
+	// "verified" block by block.
+	fromIndex string
 	// dupIDs is set once two entries have shared an id.
 	dupIDs bool
 
@@ -220,12 +227,63 @@ func readIndexed(name string, f *os.File, fi os.FileInfo, opts ReadOptions) (*Se
 		}
 		return parseOld(name, data, hp)
 	}
+	x := newIndexFile(opts.IndexDir, name, fi)
+	if x != nil {
+		if s, trusted := x.load(name, f, fi); s != nil {
+			s.fromIndex = "verified"
+			if trusted {
+				s.fromIndex = "trusted"
+			}
+			indexed := s.indexed
+			if err := s.readMore(f, size); err != nil {
+				return nil, err
+			}
+			if !trusted || s.indexed != indexed {
+				x.save(s, f)
+			}
+			return s, nil
+		}
+	}
 	s := newRead(name, fileSource(f, name, fi), hp)
 	if err := s.scanRest(f, size); err != nil {
 		return nil, err
 	}
 	s.index(0)
+	if x != nil {
+		x.save(s, f)
+	}
 	return s, nil
+}
+
+// readMore indexes the lines from where the session stopped reading to
+// end, the file's size: what was appended since.
+func (s *Session) readMore(r io.ReaderAt, end int64) error {
+	start := s.indexed
+	if s.midLine {
+		// The last line read had no newline: what follows up to the next
+		// newline ends it.
+		nl, err := nextNewline(r, start, end)
+		if err != nil {
+			return fmt.Errorf("session: reading %s: %w", s.path, err)
+		}
+		if nl < 0 {
+			s.scanned = end
+			return nil
+		}
+		start = nl + 1
+		s.indexed, s.midLine = start, false
+	}
+	scan, err := scanLines(r, start, end, s.lines, false)
+	if err != nil {
+		return fmt.Errorf("session: reading %s: %w", s.path, err)
+	}
+	s.scanned = end
+	from := len(s.recs)
+	s.absorb(scan)
+	if len(s.recs) > from || from == 0 {
+		s.index(from)
+	}
+	return nil
 }
 
 // readAll reads r to its end. size is what it is expected to hold (a
@@ -408,6 +466,9 @@ func (s *Session) absorb(scan *lineScan) {
 	}
 	s.lines += scan.lines
 	s.indexed, s.midLine = scan.end, scan.midLine
+	if k := int(scan.firstBlock); k <= len(s.sums) {
+		s.sums = append(s.sums[:k], scan.blocks...)
+	}
 }
 
 // idIndex returns the id index, building it when it is not there yet.

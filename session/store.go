@@ -492,30 +492,11 @@ func (s *Session) readTail() error {
 	if fi.Size() == w.size {
 		return nil
 	}
-	start, size := s.indexed, fi.Size()
-	if s.midLine {
-		// The last line read had no newline: what follows up to the next
-		// newline ends it.
-		nl, err := nextNewline(w.f, start, size)
-		if err != nil {
-			return fmt.Errorf("session: reading what was appended to %s: %w", s.path, err)
-		}
-		if nl < 0 {
-			w.size = size
-			return nil
-		}
-		start = nl + 1
-		s.indexed, s.midLine = start, false
-	}
-	scan, err := scanLines(w.f, start, size, s.lines, false)
-	if err != nil {
-		return fmt.Errorf("session: reading what was appended to %s: %w", s.path, err)
-	}
-	w.size = size
 	leaf := s.leaf
-	from := len(s.recs)
-	s.absorb(scan)
-	s.index(from)
+	if err := s.readMore(w.f, fi.Size()); err != nil {
+		return err
+	}
+	w.size = fi.Size()
 	s.leaf = leaf
 	return nil
 }

@@ -328,6 +328,7 @@ func (ch *chat) toolEnviron() []string {
 func chooseSession(a *app, f *chatFlags, st *settings.Settings, cwd string) (*session.Session, error) {
 	dir := session.SessionsDir(st.AgentDir(), cwd)
 	opts := session.Options{CWD: cwd}
+	read := session.ReadOptions{IndexDir: session.IndexDir(st.AgentDir())}
 	switch {
 	case f.noSession:
 		return session.Create("", opts)
@@ -335,12 +336,12 @@ func chooseSession(a *app, f *chatFlags, st *settings.Settings, cwd string) (*se
 		if _, err := os.Stat(f.sessionFile); errors.Is(err, os.ErrNotExist) {
 			return session.Create(f.sessionFile, opts)
 		}
-		s, err := session.Open(f.sessionFile)
+		s, err := session.OpenWith(f.sessionFile, read)
 		return s, sessionFileErr(err)
 	case f.cont:
 		latest, err := session.MostRecent(dir, cwd)
 		if err == nil && latest != "" {
-			s, err := session.Open(latest)
+			s, err := session.OpenWith(latest, read)
 			return s, sessionFileErr(err)
 		}
 		fmt.Fprintln(a.stderr, "prime: no session to continue in this directory; starting a new one")

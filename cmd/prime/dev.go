@@ -120,7 +120,7 @@ func runBench(ctx context.Context, a *app, args []string) error {
 		s = nil
 		runtime.GC()
 		t := time.Now()
-		s, err = loadSession(path)
+		s, err = loadSession(a, path)
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,83 @@
+package session
+
+import (
+	"encoding/binary"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unsafe"
+)
+
+// An index whose checksum is right but whose records point outside the
+// indexed part, or whose ids do not match its records, is not followed:
+// the file is indexed again.
+func TestIndexChecked(t *testing.T) {
+	dir, idx := t.TempDir(), t.TempDir()
+	path := filepath.Join(dir, "s.jsonl")
+	data := []byte(`{"type":"session","version":3,"id":"s","timestamp":"2025-12-03T14:00:00.000Z","cwd":"/"}` + "\n")
+	parent := ""
+	for i := 0; len(data) < 2*cacheMinBytes; i++ {
+		id := string(appendHexID(nil, uint32(i*7919+1)))
+		line, err := EncodeEntry(id, parent, "2025-12-03T14:00:01.000Z", &CustomEntry{CustomType: "pad", Data: []byte(`"` + strings.Repeat("x", 2000) + `"`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		data = append(append(data, line...), '\n')
+		parent = id
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	opts := ReadOptions{IndexDir: idx}
+	want, err := LoadWith(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, _ := os.Stat(path)
+	x := newIndexFile(idx, path, fi)
+	if x == nil {
+		t.Skip("no persistent index on this system")
+	}
+	good, err := os.ReadFile(x.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	smallLen := int(binary.LittleEndian.Uint32(good[92:]))
+	recs := fixedLen + smallLen
+	size := int(unsafe.Sizeof(rec{}))
+	for name, damage := range map[string]func(b []byte){
+		"offset beyond the indexed part": func(b []byte) { binary.LittleEndian.PutUint64(b[recs+10*size:], 1<<40) },
+		"parent beyond the index":        func(b []byte) { binary.LittleEndian.PutUint32(b[recs+10*size+28:], 1<<30) },
+		"an unknown type":                func(b []byte) { b[recs+10*size+44] = 200 },
+		"ids out of order":               func(b []byte) { b[len(b)-4-8*2+7] ^= 0x80 },
+	} {
+		bad := append([]byte(nil), good...)
+		damage(bad)
+		binary.LittleEndian.PutUint32(bad[len(bad)-4:], crc32.Checksum(bad[:len(bad)-4], castagnoli))
+		if _, err := readIndexFile(writeTemp(t, bad)); err == nil {
+			t.Errorf("%s: index accepted", name)
+		}
+		os.WriteFile(x.path, bad, 0o600)
+		s, err := LoadWith(path, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.fromIndex != "" || s.Len() != want.Len() || s.LeafID() != want.LeafID() {
+			t.Errorf("%s: read %d entries from index %q", name, s.Len(), s.fromIndex)
+		}
+	}
+	os.WriteFile(x.path, good, 0o600)
+	if s, err := LoadWith(path, opts); err != nil || s.fromIndex == "" || s.Len() != want.Len() {
+		t.Errorf("the undamaged index is not used: %v, %q", err, s.fromIndex)
+	}
+}
+
+func writeTemp(t *testing.T, b []byte) string {
+	p := filepath.Join(t.TempDir(), "x.idx")
+	if err := os.WriteFile(p, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
