@@ -363,26 +363,36 @@ func pathSettings(path []*Entry) (llm.ThinkingLevel, *ModelRef, error) {
 // entry is not on the path before the compaction.
 func KeptStart(path []*Entry, compaction int) int {
 	e := path[compaction]
-	switch d := e.kept.Load(); {
-	case d > 0 && int(d-1) <= compaction && path[compaction-int(d-1)].ID == keptID(e):
-		return compaction - int(d-1)
-	case d < 0:
+	k := e.kept.Load()
+	switch {
+	case k == nil:
+		k = &keptAt{dist: -1, id: keptID(e)}
+	case k.dist < 0:
 		return -1
+	case k.dist <= compaction && path[compaction-k.dist].ID == k.id:
+		return compaction - k.dist
 	}
 	// The first entry of the path with that id, as pi finds it. The
 	// distance is remembered: the same entry has the same ancestors on
 	// every path through it.
-	id := keptID(e)
-	if id != "" {
+	if k.id != "" {
 		for i := 0; i < compaction; i++ {
-			if path[i].ID == id {
-				e.kept.Store(int64(compaction-i) + 1)
+			if path[i].ID == k.id {
+				e.kept.Store(&keptAt{dist: compaction - i, id: k.id})
 				return i
 			}
 		}
 	}
-	e.kept.Store(-1)
+	e.kept.Store(&keptAt{dist: -1, id: k.id})
 	return -1
+}
+
+// keptAt is what a compaction entry remembers of its first kept entry: its
+// id, and how far before the compaction it is on the compaction's path (-1:
+// not on it).
+type keptAt struct {
+	dist int
+	id   string
 }
 
 // keptID returns a compaction entry's firstKeptEntryId ("" for none).

@@ -68,10 +68,10 @@ type Entry struct {
 	// decoded refers weakly to the message last decoded from the entry
 	// (see [Entry.Message]).
 	decoded atomic.Pointer[messageRef]
-	// kept caches, for a compaction entry, how far before it on its path
-	// its first kept entry lies, plus one (0: not computed; -1: not on the
-	// path). An entry's ancestors never change, so neither does this.
-	kept atomic.Int64
+	// kept caches, for a compaction entry, where its first kept entry
+	// lies on its path (nil: not computed). An entry's ancestors never
+	// change, so neither does this.
+	kept atomic.Pointer[keptAt]
 }
 
 // NewEntry makes an entry from one JSON line (without its newline),

@@ -137,6 +137,8 @@ type Session struct {
 	// sums are the checksums of the file's whole blocks read so far
 	// (see blockBytes), for the persistent index.
 	sums []uint32
+	// mark is the last bytes read of the file (see checkUnchanged).
+	mark []byte
 	// fromIndex says how the session was read: "" indexing the whole
 	// file, else from the persistent index, "trusted" on its stamp or
 	// "verified" block by block.

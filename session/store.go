@@ -194,6 +194,7 @@ func open(path string, opts ReadOptions) (s *Session, old bool, err error) {
 			return nil, false, fmt.Errorf("session: %w", err)
 		}
 		s.src = fileSource(f, path, fi)
+		s.setMark(line)
 		s.w = &writer{f: f, size: int64(len(line)), now: time.Now}
 		return s, false, nil
 	}
@@ -209,6 +210,9 @@ func open(path string, opts ReadOptions) (s *Session, old bool, err error) {
 	}
 	if s.src.cur.Load().memory {
 		return nil, false, fmt.Errorf("session: %s is not a regular file; not appending to it", path)
+	}
+	if err := s.readMark(f); err != nil {
+		return nil, false, err
 	}
 	s.w = &writer{f: f, size: s.scanned, now: time.Now}
 	return s, false, nil
@@ -332,9 +336,11 @@ func (s *Session) appendAt(parent int32, p Payload) (*Entry, error) {
 			return nil, err
 		}
 	default:
-		if err := w.writeLine(line, newline); err != nil {
+		buf, err := w.writeLine(line, newline)
+		if err != nil {
 			return nil, fmt.Errorf("session: appending to %s: %w", s.path, err)
 		}
+		s.setMark(buf)
 	}
 	if t := s.torn; t != nil && newline {
 		// The torn line is ended: an ordinary malformed line now.
@@ -372,7 +378,7 @@ func (s *Session) endsInNewline() bool { return s.torn == nil && !s.midLine }
 
 // writeLine writes one line in a single write, after a newline when the
 // file ends in a torn or unfinished line.
-func (w *writer) writeLine(line []byte, newline bool) error {
+func (w *writer) writeLine(line []byte, newline bool) ([]byte, error) {
 	buf := make([]byte, 0, len(line)+2)
 	if newline {
 		buf = append(buf, '\n')
@@ -384,7 +390,7 @@ func (w *writer) writeLine(line []byte, newline bool) error {
 	if err == nil && n < len(buf) {
 		err = io.ErrShortWrite
 	}
-	return err
+	return buf, err
 }
 
 // Flush creates the session file now if it has not been written yet
@@ -432,6 +438,11 @@ func (s *Session) create(extra []byte) error {
 		return fmt.Errorf("session: writing %s: %w", s.path, err)
 	}
 	s.src.switchToFile(f, s.path, fi)
+	if extra != nil {
+		s.setMark(append(slices.Clip(extra), '\n'))
+	} else {
+		s.setMark(mem)
+	}
 	s.w.f = f
 	s.w.size = written
 	s.w.pending = false
@@ -496,26 +507,46 @@ func (s *Session) readTail() error {
 	if err := s.readMore(w.f, fi.Size()); err != nil {
 		return err
 	}
+	if err := s.readMark(w.f); err != nil {
+		return err
+	}
 	w.size = fi.Size()
 	s.leaf = leaf
 	return nil
 }
 
-// checkUnchanged reads back the header and the last entry: a file rewritten
-// with other content no longer has them where they were.
+// checkUnchanged reads back the header and the last bytes read: a file
+// rewritten with other content no longer has them where they were.
 func (s *Session) checkUnchanged() error {
 	h := s.header.raw
-	got := make([]byte, len(h))
-	if _, err := s.w.f.ReadAt(got, s.headerOff); err != nil || !bytes.Equal(got, h) {
+	got := make([]byte, len(h)+len(s.mark))
+	if _, err := s.w.f.ReadAt(got[:len(h)], s.headerOff); err != nil || !bytes.Equal(got[:len(h)], h) {
 		return fmt.Errorf("session: the header of %s is not the one read before (%w); open it again", s.path, ErrFileChanged)
 	}
-	if len(s.recs) == 0 {
-		return nil
+	if m := got[len(h):]; len(m) > 0 {
+		if _, err := s.w.f.ReadAt(m, s.indexed-int64(len(m))); err != nil || !bytes.Equal(m, s.mark) {
+			return fmt.Errorf("session: %s does not end where it was read as it did (%w); open it again", s.path, ErrFileChanged)
+		}
 	}
-	r := &s.recs[len(s.recs)-1]
-	if _, err := s.src.read(span{off: r.off, n: r.n, crc: r.crc}); err != nil {
-		return fmt.Errorf("%w; open it again", err)
+	return nil
+}
+
+// markLen is how many of the last bytes read checkUnchanged compares.
+const markLen = 64
+
+// setMark notes the last bytes of written, which ends where the session
+// has read to.
+func (s *Session) setMark(written []byte) {
+	s.mark = append(s.mark[:0], written[max(0, len(written)-markLen):]...)
+}
+
+// readMark reads the last bytes the session has read from f.
+func (s *Session) readMark(f io.ReaderAt) error {
+	m := make([]byte, min(markLen, s.indexed))
+	if _, err := f.ReadAt(m, s.indexed-int64(len(m))); err != nil {
+		return fmt.Errorf("session: reading %s: %w", s.path, err)
 	}
+	s.mark = m
 	return nil
 }
 
