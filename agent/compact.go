@@ -36,7 +36,8 @@ type CompactionPlan struct {
 	// the file lists and tokensBefore.
 	Preparation *compaction.Preparation
 	// Path is the root→leaf entries the preparation was made from (the
-	// branchEntries of session_before_compact).
+	// branchEntries of session_before_compact), read when the compaction
+	// is run and a handler will receive them: nil in a plan just made.
 	Path []*session.Entry
 	// ThinkingLevel and SessionModel are the session's at the leaf.
 	ThinkingLevel llm.ThinkingLevel
@@ -137,7 +138,6 @@ func (a *Agent) PlanCompaction(ctx context.Context, req CompactRequest) (*Compac
 	}
 	a.mu.Lock()
 	leaf := req.LeafID
-	var path []*session.Entry
 	switch {
 	case leaf == "":
 		leaf = a.s.LeafID()
@@ -145,14 +145,14 @@ func (a *Agent) PlanCompaction(ctx context.Context, req CompactRequest) (*Compac
 		a.mu.Unlock()
 		return nil, fmt.Errorf("leaf %s: %w", leaf, session.ErrNotFound)
 	}
-	if leaf != "" {
-		path = a.s.Path(leaf)
-	}
-	a.mu.Unlock()
 	if leaf == "" {
+		a.mu.Unlock()
 		return nil, &compaction.NotCompactableError{Err: compaction.ErrNothingToCompact, Reason: "the session has no entries"}
 	}
-	sctx, err := session.BuildContext(path)
+	// The context, from the session's index: the path's entries are not
+	// all made, only those the model sees and what sets its model.
+	sctx, err := a.s.Context(leaf)
+	a.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
@@ -164,13 +164,13 @@ func (a *Agent) PlanCompaction(ctx context.Context, req CompactRequest) (*Compac
 	}
 	cs := a.settings().Compaction(modelKey)
 	settings := compaction.Settings{Enabled: cs.Enabled, ReserveTokens: cs.ReserveTokens, KeepRecentTokens: cs.KeepRecentTokens}
-	prep, err := compaction.Prepare(path, settings)
+	prep, err := compaction.PrepareContext(sctx, settings)
 	if err != nil {
 		return nil, err
 	}
 	return &CompactionPlan{
 		Reason: reason, LeafID: leaf, Instructions: strings.TrimSpace(req.Instructions),
-		Preparation: prep, Path: path, ThinkingLevel: sctx.ThinkingLevel, SessionModel: sctx.Model,
+		Preparation: prep, ThinkingLevel: sctx.ThinkingLevel, SessionModel: sctx.Model,
 		Summarizer: sum, ContextWindow: win.tokens, ContextWindowSource: win.source,
 		Threshold: win.tokens - settings.ReserveTokens, reg: reg, system: sctx.System(),
 	}, nil
@@ -231,6 +231,11 @@ func (a *Agent) RunCompaction(ctx context.Context, plan *CompactionPlan) (res *C
 		a.emit(end)
 	}()
 
+	if plan.Path == nil && hooks.Handles(hook.EventBeforeCompact) {
+		a.mu.Lock()
+		plan.Path = a.s.Path(plan.LeafID)
+		a.mu.Unlock()
+	}
 	a.hookStart(hooks, hook.EventBeforeCompact)
 	d, err := hooks.BeforeCompact(ctx, &hook.BeforeCompactEvent{
 		Preparation: plan.Preparation, BranchEntries: plan.Path, CustomInstructions: plan.Instructions,

@@ -503,14 +503,14 @@ type lastReply struct {
 func (a *Agent) lastAssistant() lastReply {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	path := a.s.LeafPath()
+	path := a.s.LeafView()
 	compacted := false
-	for i := len(path) - 1; i >= 0; i-- {
-		switch path[i].Type {
+	for i := path.Len() - 1; i >= 0; i-- {
+		switch path.Type(i) {
 		case session.TypeCompaction:
 			compacted = true
 		case session.TypeMessage:
-			if m, err := path[i].Message(); err == nil {
+			if m, err := path.Entry(i).Message(); err == nil {
 				if am, ok := m.(*llm.AssistantMessage); ok {
 					return lastReply{msg: am, stale: compacted}
 				}

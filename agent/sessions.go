@@ -220,12 +220,12 @@ func (a *Agent) SetLabel(entryID, label string) error {
 func (a *Agent) LastAssistantText() (text string, ok bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	path := a.s.LeafPath()
-	for i := len(path) - 1; i >= 0; i-- {
-		if path[i].Type != session.TypeMessage {
+	path := a.s.LeafView()
+	for i := path.Len() - 1; i >= 0; i-- {
+		if path.Type(i) != session.TypeMessage {
 			continue
 		}
-		m, err := path[i].Message()
+		m, err := path.Entry(i).Message()
 		if err != nil {
 			continue
 		}

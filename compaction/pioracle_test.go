@@ -526,7 +526,7 @@ func primePrepare(t *testing.T, f *oracleFile, path []*session.Entry, keepRecent
 	if out.ModifiedFiles == nil {
 		out.ModifiedFiles = []string{}
 	}
-	proj, err := project(path)
+	proj, err := projectPath(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -629,7 +629,7 @@ func metadataSplit(f *oracleFile, path []*session.Entry, want *piPrepare, prime 
 		want.FirstKept.Index != prime.FirstKept.Index {
 		return false
 	}
-	proj, err := project(path)
+	proj, err := projectPath(path)
 	if err != nil {
 		return false
 	}

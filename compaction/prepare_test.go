@@ -333,7 +333,7 @@ func TestTokensBefore(t *testing.T) {
 	t.Run("usage after the compaction is trusted", func(t *testing.T) {
 		// §9.2 #22: the context's size is a4's usage, 10000.
 		b := newBuilder(t).parse("u1 a1 u2 a2 u3 a3@5000/1000 C1(keep u2) u4 a4@8000/2000")
-		proj, err := project(b.path)
+		proj, err := projectPath(b.path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -506,4 +506,13 @@ func lineOf(t testing.TB, e *session.Entry) []byte {
 		t.Fatal(err)
 	}
 	return line
+}
+
+// projectPath is project of the context of path.
+func projectPath(path []*session.Entry) (*projection, error) {
+	ctx, err := session.BuildContext(path)
+	if err != nil {
+		return nil, err
+	}
+	return project(ctx)
 }

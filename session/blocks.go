@@ -10,7 +10,7 @@ import "weak"
 // uses any more cost nothing. The strings of an entry (id, parent id,
 // timestamp) are written into a buffer of the block, once.
 
-const blockLen = 256
+const blockLen = 64
 
 // entryBlock holds the entries of indices [k*blockLen, (k+1)*blockLen); an
 // element is filled when first asked for (its src is set then).
@@ -22,13 +22,18 @@ type entryBlock struct {
 // entryAt returns entry i, made from its rec when no one holds it.
 func (s *Session) entryAt(i int32) *Entry {
 	k := int(i / blockLen)
-	if k >= len(s.blocks) {
-		s.blocks = append(s.blocks, make([]weak.Pointer[entryBlock], k+1-len(s.blocks))...)
-	}
-	b := s.blocks[k].Value()
-	if b == nil {
-		b = new(entryBlock)
-		s.blocks[k] = weak.Make(b)
+	b := s.hot
+	if b == nil || s.hotK != k {
+		if k >= len(s.blocks) {
+			s.blocks = append(s.blocks, make([]weak.Pointer[entryBlock], k+1-len(s.blocks))...)
+		}
+		if b = s.blocks[k].Value(); b == nil {
+			b = new(entryBlock)
+			s.blocks[k] = weak.Make(b)
+		}
+		// The block last used is held, so that a run of its entries
+		// costs one look-up.
+		s.hot, s.hotK = b, k
 	}
 	e := &b.e[i%blockLen]
 	if e.src == nil {
@@ -49,6 +54,9 @@ func (s *Session) entriesAt(idx []int32) []*Entry {
 	return out
 }
 
+// textPerEntry is room for an entry's id, parent id and timestamp.
+const textPerEntry = 8 + 8 + 24
+
 // fill makes e, in block b, entry i.
 func (s *Session) fill(b *entryBlock, e *Entry, i int32) {
 	r := &s.recs[i]
@@ -56,20 +64,10 @@ func (s *Session) fill(b *entryBlock, e *Entry, i int32) {
 	if r.flags&recOdd != 0 {
 		odd = s.odd[i]
 	}
-	if b.text == nil {
-		b.text = make([]byte, 0, blockLen*40)
+	if cap(b.text)-len(b.text) < textPerEntry {
+		// Full (or new): the strings already made keep the old buffer.
+		b.text = make([]byte, 0, blockLen*textPerEntry)
 	}
-	str := func(write func([]byte) []byte) string {
-		n := len(b.text)
-		if cap(b.text)-n < 24 {
-			// Full: the strings already made keep the old buffer.
-			b.text = make([]byte, 0, blockLen*40)
-			n = 0
-		}
-		b.text = write(b.text)
-		return sharedString(b.text[n:len(b.text):len(b.text)])
-	}
-	hex := func(v uint32) string { return str(func(t []byte) []byte { return appendHexID(t, v) }) }
 	if r.typ == typeOdd {
 		e.Type = odd.typ
 	} else {
@@ -77,18 +75,24 @@ func (s *Session) fill(b *entryBlock, e *Entry, i int32) {
 	}
 	switch {
 	case r.flags&recHexID != 0:
-		e.ID = hex(r.id)
+		n := len(b.text)
+		b.text = appendHexID(b.text, r.id)
+		e.ID = sharedString(b.text[n:])
 	case r.flags&recNoID == 0:
 		e.ID = odd.id
 	}
 	switch {
 	case r.flags&recHexParent != 0:
-		e.ParentID = hex(r.pid)
+		n := len(b.text)
+		b.text = appendHexID(b.text, r.pid)
+		e.ParentID = sharedString(b.text[n:])
 	case r.flags&recNoParent == 0:
 		e.ParentID = odd.parent
 	}
 	if r.flags&recISOTime != 0 {
-		e.Timestamp = str(func(t []byte) []byte { return appendISO(t, r.ms) })
+		n := len(b.text)
+		b.text = appendISO(b.text, r.ms)
+		e.Timestamp = sharedString(b.text[n:])
 	} else {
 		e.Timestamp = odd.ts
 	}

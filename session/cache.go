@@ -395,18 +395,19 @@ func (c *cached) check() error {
 	if len(c.blocks) != int((c.indexed+blockBytes-1)/blockBytes) || c.headerOff < 0 || c.headerOff+int64(len(c.header)) > c.indexed {
 		return errors.New("index file is damaged")
 	}
+	odd := 0
 	for i := range c.recs {
 		r := &c.recs[i]
-		odd := c.odd[int32(i)]
 		if r.off < 0 || r.off+int64(r.n) > c.indexed || r.parent < -1 || r.parent >= n || r.line <= 0 ||
-			int(r.typ) >= len(typeNames) || int(r.role) >= len(roleNames) || (r.flags&recOdd != 0) != (odd != nil) {
+			int(r.typ) >= len(typeNames) || int(r.role) >= len(roleNames) || r.flags&recOdd != 0 && c.odd[int32(i)] == nil {
 			return fmt.Errorf("index file is damaged at entry %d", i)
 		}
-	}
-	for i := range c.odd {
-		if i < 0 || i >= n {
-			return errors.New("index file is damaged")
+		if r.flags&recOdd != 0 {
+			odd++
 		}
+	}
+	if odd != len(c.odd) {
+		return errors.New("index file is damaged")
 	}
 	for _, o := range c.orphans {
 		if o < 0 || o >= n {

@@ -64,13 +64,13 @@ func TestIndexChecked(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s.fromIndex != "" || s.Len() != want.Len() || s.LeafID() != want.LeafID() {
-			t.Errorf("%s: read %d entries from index %q", name, s.Len(), s.fromIndex)
+		if s.from != ReadWhole || s.Len() != want.Len() || s.LeafID() != want.LeafID() {
+			t.Errorf("%s: read %d entries from index %q", name, s.Len(), s.from)
 		}
 	}
 	os.WriteFile(x.path, good, 0o600)
-	if s, err := LoadWith(path, opts); err != nil || s.fromIndex == "" || s.Len() != want.Len() {
-		t.Errorf("the undamaged index is not used: %v, %q", err, s.fromIndex)
+	if s, err := LoadWith(path, opts); err != nil || s.from == ReadWhole || s.Len() != want.Len() {
+		t.Errorf("the undamaged index is not used: %v, %q", err, s.from)
 	}
 }
 

@@ -53,7 +53,9 @@ func (t *TextArena) Decode(raw []byte) (Message, bool) { return fastDecode(raw, 
 
 // FromIndex says how s was read: "" by indexing the whole file, "trusted"
 // or "verified" from the persistent index.
-func FromIndex(s *Session) string { return s.fromIndex }
+func FromIndex(s *Session) string {
+	return [...]string{ReadWhole: "", ReadIndexTrusted: "trusted", ReadIndexChecked: "verified"}[s.from]
+}
 
 // IndexFileOf returns where the persistent index of the session file path
 // is kept in dir.

@@ -331,15 +331,12 @@ func appendISO(b []byte, ms int64) []byte {
 		days--
 	}
 	year, month, day := civilFromDays(days)
-	two := func(b []byte, v int) []byte { return append(b, byte('0'+v/10), byte('0'+v%10)) }
-	b = two(two(b, year/100), year%100)
-	b = two(append(b, '-'), month)
-	b = two(append(b, '-'), day)
-	b = two(append(b, 'T'), int(rem/3600000))
-	b = two(append(b, ':'), int(rem/60000%60))
-	b = two(append(b, ':'), int(rem/1000%60))
-	milli := int(rem % 1000)
-	return append(b, '.', byte('0'+milli/100), byte('0'+milli/10%10), byte('0'+milli%10), 'Z')
+	hour, minute, sec, milli := int(rem/3600000), int(rem/60000%60), int(rem/1000%60), int(rem%1000)
+	return append(b,
+		byte('0'+year/1000), byte('0'+year/100%10), byte('0'+year/10%10), byte('0'+year%10), '-',
+		byte('0'+month/10), byte('0'+month%10), '-', byte('0'+day/10), byte('0'+day%10), 'T',
+		byte('0'+hour/10), byte('0'+hour%10), ':', byte('0'+minute/10), byte('0'+minute%10), ':',
+		byte('0'+sec/10), byte('0'+sec%10), '.', byte('0'+milli/100), byte('0'+milli/10%10), byte('0'+milli%10), 'Z')
 }
 
 func isLeap(y int) bool { return y%4 == 0 && (y%100 != 0 || y%400 == 0) }

@@ -441,3 +441,56 @@ func TestAppendsWhileOpen(t *testing.T) {
 	}
 	sameSession(t, "after another process appended", s, r)
 }
+
+// A session's context, built from its index without making the whole path
+// (Session.Context), is the one BuildContext makes from the path's entries,
+// at every kind of leaf of every kind of generated session.
+func TestSessionContextMatchesBuildContext(t *testing.T) {
+	for _, o := range []sessiongen.Options{
+		{Entries: 600, ContextWindow: 40000},
+		{Entries: 600, BranchRate: 0.3, ContextWindow: 30000},
+		{Entries: 600, Pi16: true, ContextWindow: 40000},
+		{Entries: 400, NoCompactions: true},
+	} {
+		for seed := range uint64(3) {
+			o.Seed = seed + 1
+			s, err := session.Parse("gen", sessiongen.Bytes(o))
+			if err != nil {
+				t.Fatal(err)
+			}
+			es := s.Entries()
+			var leaves []string
+			for i, e := range es {
+				if i%37 == 0 || e.Type == session.TypeCompaction || i == len(es)-1 {
+					leaves = append(leaves, e.ID)
+				}
+			}
+			for _, id := range leaves {
+				got, err1 := s.Context(id)
+				want, err2 := session.BuildContext(s.Path(id))
+				if fmt.Sprint(err1) != fmt.Sprint(err2) {
+					t.Fatalf("at %s: %v, want %v", id, err1, err2)
+				}
+				if !slices.Equal(texts(got.Messages), texts(want.Messages)) || !slices.Equal(ids(got.Entries), ids(want.Entries)) ||
+					got.ThinkingLevel != want.ThinkingLevel || fmt.Sprint(got.Model) != fmt.Sprint(want.Model) ||
+					got.EstimateNext() != want.EstimateNext() || got.AfterCompaction() != want.AfterCompaction() {
+					t.Fatalf("seed %d at %s: contexts differ", o.Seed, id)
+				}
+				var gp, wp []string
+				for e, m := range got.Projection() {
+					gp = append(gp, fmt.Sprint(e.ID, len(m)))
+				}
+				for e, m := range want.Projection() {
+					wp = append(wp, fmt.Sprint(e.ID, len(m)))
+				}
+				if !slices.Equal(gp, wp) {
+					t.Fatalf("seed %d at %s: projections differ", o.Seed, id)
+				}
+				view, ok := s.ViewOf(id)
+				if !ok || !slices.Equal(ids(view.Entries()), ids(s.Path(id))) {
+					t.Fatalf("at %s: the view is not the path", id)
+				}
+			}
+		}
+	}
+}

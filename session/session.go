@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"unsafe"
 	"weak"
 )
 
@@ -95,17 +96,26 @@ type Session struct {
 	// metas are the labels and names of entries indexed but not yet
 	// applied (see index).
 	metas []metaAt
-	// blocks are the entries made so far (see entryAt).
+	// blocks are the entries made so far (see entryAt); hot is block
+	// hotK, the one last used.
 	blocks []weak.Pointer[entryBlock]
+	hot    *entryBlock
+	hotK   int
 	// leaf is the index of the current leaf, or -1 before the first entry
 	// or after ResetLeaf.
 	leaf int32
 	// lastPath is the last path computed, to the entry at index lastEnd
-	// (-1: none): the leaf's path, asked for again and again as entries are
-	// appended at the leaf, is extended by one entry rather than walked
-	// again. Parents never change once indexed, so it stays true.
-	lastPath []*Entry
-	lastEnd  int32
+	// (-1: none), while its caller still uses it (a weak reference to
+	// its array of lastLen of lastCap entries): the leaf's path, asked for
+	// again and again as entries are appended at the leaf, is extended by
+	// one entry rather than walked again. Parents never change once
+	// indexed, so it stays true.
+	lastPath         weak.Pointer[*Entry]
+	lastLen, lastCap int
+	lastEnd          int32
+	// lastIdx is the same for the indices of a path (see pathIdx).
+	lastIdx    []int32
+	lastIdxEnd int32
 	// active holds the messages of the last context built (see Context),
 	// so that the next one, usually the same conversation and one or two
 	// messages more, reads and decodes only what is new.
@@ -139,10 +149,8 @@ type Session struct {
 	sums []uint32
 	// mark is the last bytes read of the file (see checkUnchanged).
 	mark []byte
-	// fromIndex says how the session was read: "" indexing the whole
-	// file, else from the persistent index, "trusted" on its stamp or
-	// "verified" block by block.
-	fromIndex string
+	// from says how the session was read.
+	from ReadFrom
 	// dupIDs is set once two entries have shared an id.
 	dupIDs bool
 
@@ -171,6 +179,34 @@ type ReadOptions struct {
 	// Empty means none: every open reads the whole file.
 	IndexDir string
 }
+
+// ReadFrom says how a session's index was had (see [ReadOptions]).
+type ReadFrom int
+
+// How a session's index was had.
+const (
+	// ReadWhole: every line of the file was read and indexed.
+	ReadWhole ReadFrom = iota
+	// ReadIndexTrusted: the persistent index, the file's stamp vouching
+	// for it, and the lines appended since.
+	ReadIndexTrusted
+	// ReadIndexChecked: the persistent index, checked block by block
+	// against the file, and the lines appended since.
+	ReadIndexChecked
+)
+
+func (r ReadFrom) String() string {
+	switch r {
+	case ReadIndexTrusted:
+		return "persistent index (trusted on the file's stamp)"
+	case ReadIndexChecked:
+		return "persistent index (checked block by block)"
+	}
+	return "whole file"
+}
+
+// ReadFrom says how the session's index was had.
+func (s *Session) ReadFrom() ReadFrom { return s.from }
 
 // Load reads a session file for reading only: nothing Load returns ever
 // writes to the file. A file in an older format version is migrated in
@@ -232,9 +268,9 @@ func readIndexed(name string, f *os.File, fi os.FileInfo, opts ReadOptions) (*Se
 	x := newIndexFile(opts.IndexDir, name, fi)
 	if x != nil {
 		if s, trusted := x.load(name, f, fi); s != nil {
-			s.fromIndex = "verified"
+			s.from = ReadIndexChecked
 			if trusted {
-				s.fromIndex = "trusted"
+				s.from = ReadIndexTrusted
 			}
 			indexed := s.indexed
 			if err := s.readMore(f, size); err != nil {
@@ -438,7 +474,11 @@ func readHeaderPart(name string, r io.ReaderAt, size int64) (*headerPart, error)
 // absorb adds what an index pass found after the lines already read.
 func (s *Session) absorb(scan *lineScan) {
 	from := int32(len(s.recs))
-	s.recs = append(s.recs, scan.recs...)
+	if from == 0 {
+		s.recs = scan.recs // not copied: the index may be large
+	} else {
+		s.recs = append(s.recs, scan.recs...)
+	}
 	for _, x := range scan.extras {
 		i := from + x.i
 		if x.odd != nil {
@@ -507,6 +547,19 @@ func (s *Session) idOf(i int32) string {
 		return ""
 	}
 	return s.oddOf(i).id
+}
+
+// idIs reports whether entry i's id is id.
+func (s *Session) idIs(i int32, id string) bool {
+	r := &s.recs[i]
+	switch {
+	case r.flags&recHexID != 0:
+		v, ok := isHexID(id)
+		return ok && v == r.id
+	case r.flags&recNoID != 0:
+		return id == ""
+	}
+	return s.oddOf(i).id == id
 }
 
 // parentIDOf returns entry i's parentId as a string.
@@ -590,7 +643,7 @@ func (s *Session) index(from int) {
 		from = 0
 	}
 	if from == 0 {
-		s.lastPath = nil
+		s.lastPath, s.lastIdx = weak.Pointer[*Entry]{}, nil
 	}
 	forward := false
 	for i := from; i < len(s.recs); i++ {
@@ -602,11 +655,11 @@ func (s *Session) index(from int) {
 	}
 	if forward {
 		s.breakCycles()
-		s.lastPath = nil
+		s.lastPath, s.lastIdx = weak.Pointer[*Entry]{}, nil
 	}
 	if from > 0 && len(s.orphans) > 0 {
 		// A new entry may be the missing parent of an orphan.
-		s.lastPath = nil
+		s.lastPath, s.lastIdx = weak.Pointer[*Entry]{}, nil
 		old := s.orphans
 		s.orphans = nil
 		for _, i := range old {
@@ -849,33 +902,29 @@ func (s *Session) LeafPath() []*Entry {
 }
 
 func (s *Session) pathTo(i int32) []*Entry {
-	if s.lastPath != nil && s.lastEnd >= 0 && int(s.lastEnd) < len(s.recs) {
+	if p := s.lastPath.Value(); p != nil && s.lastEnd >= 0 && int(s.lastEnd) < len(s.recs) {
+		// p is the first element of the array of the last path, which
+		// holding p keeps alive.
+		last := unsafe.Slice(p, s.lastCap)[:s.lastLen]
 		switch {
 		case i == s.lastEnd:
-			return s.lastPath[:len(s.lastPath):len(s.lastPath)]
+			return last[:len(last):len(last)]
 		case s.recs[i].parent == s.lastEnd:
-			s.lastPath = append(s.lastPath, s.entryAt(i))
-			s.lastEnd = i
-			return s.lastPath[:len(s.lastPath):len(s.lastPath)]
+			return s.keepPath(append(last, s.entryAt(i)), i)
 		}
 	}
-	path := s.walkTo(i)
-	s.lastPath, s.lastEnd = path, i
-	return path[:len(path):len(path)]
+	return s.keepPath(s.entriesAt(s.pathIdx(i)), i)
 }
 
-// walkTo walks from entry i up to its root.
-func (s *Session) walkTo(i int32) []*Entry {
-	n := 0
-	for j := i; j >= 0; j = s.recs[j].parent {
-		n++
+// keepPath remembers path, to entry i, as the last path computed and
+// returns it.
+func (s *Session) keepPath(path []*Entry, i int32) []*Entry {
+	if len(path) == 0 {
+		s.lastPath = weak.Pointer[*Entry]{}
+		return path
 	}
-	path := make([]*Entry, n)
-	for j := i; j >= 0; j = s.recs[j].parent {
-		n--
-		path[n] = s.entryAt(j)
-	}
-	return path
+	s.lastPath, s.lastLen, s.lastCap, s.lastEnd = weak.Make(&path[0]), len(path), cap(path), i
+	return path[:len(path):len(path)]
 }
 
 // Context returns what the model sees at the entry with the given id (see
@@ -894,11 +943,11 @@ func (s *Session) Context(leafID string) (Context, error) {
 			i = int32(len(s.recs) - 1)
 		}
 	}
-	var path []*Entry
+	view := PathView{s: s}
 	if i >= 0 {
-		path = s.pathTo(i)
+		view.idx = s.pathIdx(i)
 	}
-	c, err := BuildContext(path)
+	c, err := buildContext(view)
 	if err == nil {
 		s.active = c.Messages
 	}

@@ -482,12 +482,12 @@ func (ch *chat) compact(ctx context.Context, instructions string) int {
 func (ch *chat) finish() int {
 	var last *llm.AssistantMessage
 	ch.ag.View(func(s *session.Session) {
-		path := s.LeafPath()
-		for i := len(path) - 1; i >= 0; i-- {
-			if path[i].Type != session.TypeMessage {
+		path := s.LeafView()
+		for i := path.Len() - 1; i >= 0; i-- {
+			if path.Type(i) != session.TypeMessage {
 				continue
 			}
-			if m, err := path[i].Message(); err == nil {
+			if m, err := path.Entry(i).Message(); err == nil {
 				last, _ = m.(*llm.AssistantMessage)
 			}
 			return
