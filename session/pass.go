@@ -79,14 +79,19 @@ type chunkScan struct {
 // starts, to end; linesBefore lines come before start. With keepBad
 // the lines that are not entries keep a copy of their bytes.
 func scanLines(r io.ReaderAt, start, end int64, linesBefore int, keepBad bool) (*lineScan, error) {
-	out := &lineScan{end: start, firstBlock: start / blockBytes}
+	return scanLinesIn(r, start, end, linesBefore, keepBad, blockBytes)
+}
+
+// scanLinesIn is scanLines with blocks of the given size.
+func scanLinesIn(r io.ReaderAt, start, end int64, linesBefore int, keepBad bool, block int64) (*lineScan, error) {
+	out := &lineScan{end: start, firstBlock: start / block}
 	if start >= end {
 		return out, nil
 	}
-	first, last := start/blockBytes, (end-1)/blockBytes
+	first, last := start/block, (end-1)/block
 	chunks := make([]chunkScan, last-first+1)
 	scan := func(bufp *[]byte, k int64) {
-		chunks[k-first] = scanBlock(r, start, end, k, keepBad, bufp)
+		chunks[k-first] = scanBlock(r, start, end, k, block, keepBad, bufp)
 	}
 	if workers := min(int64(runtime.GOMAXPROCS(0)), int64(len(chunks))); workers <= 1 {
 		var buf []byte
@@ -148,11 +153,12 @@ func scanLines(r io.ReaderAt, start, end int64, linesBefore int, keepBad bool) (
 	return out, nil
 }
 
-// scanBlock indexes the lines that start in block k (and at or after
-// start), reading the block into *bufp (reused from block to block).
-func scanBlock(r io.ReaderAt, start, end, k int64, keepBad bool, bufp *[]byte) chunkScan {
+// scanBlock indexes the lines that start in block k of the given size (and
+// at or after start), reading the block into *bufp (reused from block to
+// block).
+func scanBlock(r io.ReaderAt, start, end, k, block int64, keepBad bool, bufp *[]byte) chunkScan {
 	var c chunkScan
-	bs, be := k*blockBytes, min((k+1)*blockBytes, end)
+	bs, be := k*block, min((k+1)*block, end)
 	// The buffer holds the file from rs on: the byte before the block
 	// too, which says whether a line starts at the block's start.
 	rs := max(bs-1, 0)
@@ -182,7 +188,7 @@ func scanBlock(r io.ReaderAt, start, end, k int64, keepBad bool, bufp *[]byte) c
 	if c.err = grow(be); c.err != nil {
 		return c
 	}
-	if be-bs == blockBytes {
+	if be-bs == block {
 		c.crc, c.whole = checksum(buf[bs-rs:be-rs]), true
 	}
 	p := max(bs, start)
@@ -206,7 +212,7 @@ func scanBlock(r io.ReaderAt, start, end, k int64, keepBad bool, bufp *[]byte) c
 				q = end
 				break
 			}
-			if c.err = grow(have + max(64<<10, have-p)); c.err != nil {
+			if c.err = grow(have + max(8<<10, have-p)); c.err != nil {
 				return c
 			}
 		}

@@ -415,7 +415,7 @@ type headerPart struct {
 // not a header, or no header at all, makes the file not a session.
 func readHeaderPart(name string, r io.ReaderAt, size int64) (*headerPart, error) {
 	hp := new(headerPart)
-	br := bufio.NewReaderSize(io.NewSectionReader(r, 0, size), 64<<10)
+	br := bufio.NewReaderSize(io.NewSectionReader(r, 0, size), 4<<10)
 	var off int64
 	text := false // a non-blank line was seen
 	var long []byte
