@@ -124,3 +124,55 @@ func TestThousandTurnMemory(t *testing.T) {
 		t.Errorf("the heap grew by %d bytes for a %d-byte session", grown, fi.Size())
 	}
 }
+
+// TestResumedSessionMemory runs 300 turns on a resumed 10,000-entry session
+// (13 MB) and checks that the agent holds the session's index and the
+// conversation it sends, not the file: the live heap stays far below the
+// file's size (go test -run Resumed -v reports the figures).
+func TestResumedSessionMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("300 turns")
+	}
+	data := sessiongen.Bytes(sessiongen.Options{Entries: 10_000, Seed: 1})
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	heap := func() uint64 {
+		runtime.GC()
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	runtime.KeepAlive(data)
+	data = nil
+	before := heap()
+	s, err := session.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := llm.Model{ID: "instant", Provider: "bench", API: llm.APIOpenAICompletions, ContextWindow: 200000, MaxTokens: 8000}
+	a := New(s, Config{Settings: settings.Defaults(), AgentDir: t.TempDir(), Getenv: func(string) string { return "" }, CWD: t.TempDir()})
+	a.opened = true
+	spec, _ := a.promptSpec()
+	a.conv.model, a.conv.provider, a.conv.thinking, a.conv.prompt = &m, instant{m}, llm.ThinkingOff, spec
+	a.initFlagsLocked()
+	a.conv.autoCompact = false
+	defer a.Close()
+	ctx := context.Background()
+	opened := heap()
+	for i := range 300 {
+		if _, err := a.Prompt(ctx, fmt.Sprintf("step %d", i), PromptOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		a.Wait(ctx)
+	}
+	after := heap()
+	fi, _ := os.Stat(path)
+	t.Logf("file %.1f MB, %d entries; live heap: %.1f MB once opened, %.1f MB after 300 turns",
+		float64(fi.Size())/1e6, s.Len(), float64(opened-before)/1e6, float64(after-before)/1e6)
+	if grown := int64(after) - int64(before); grown > fi.Size()/2 {
+		t.Errorf("the agent holds %d bytes for a %d-byte session", grown, fi.Size())
+	}
+}
