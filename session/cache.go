@@ -36,13 +36,13 @@ const cacheMinBytes = 4 << 20
 // for the stamp alone to vouch for it: a change made within the same tick
 // of the file system's clock as the stamp would not show in it. A file
 // system that keeps times to the second gets two seconds; one that keeps
-// finer times (its clock ticks every few milliseconds at most) a tenth of
-// a second.
+// finer times gets 30 ms (Linux stamps files from a clock that ticks every
+// 10 ms at most).
 func racyMargin(changed int64) int64 {
 	if changed%int64(time.Second) == 0 {
 		return int64(2 * time.Second)
 	}
-	return int64(100 * time.Millisecond)
+	return int64(30 * time.Millisecond)
 }
 
 // fileStamp is what identifies a file's state (see stampOf).
@@ -202,9 +202,12 @@ func (x *indexFile) save(s *Session, f *os.File) {
 		}
 		blocks = append(blocks, checksum(b))
 	}
-	ids := s.ids
-	if ids == nil || len(ids.recent) > 0 {
-		ids, _ = buildIDs(s.recs, s.odd)
+	var sorted []uint64
+	if s.ids == nil {
+		ids, _ := buildIDs(s.recs, s.odd)
+		sorted = ids.sorted
+	} else {
+		sorted = s.ids.all()
 	}
 	var flags uint32
 	if s.midLine {
@@ -261,8 +264,8 @@ func (x *indexFile) save(s *Session, f *os.File) {
 	fixed.u32(flags)
 	fixed.u32(uint32(len(small.b)))
 	fixed.u32(uint32(len(s.recs)))
-	fixed.u32(uint32(len(ids.sorted)))
-	parts := [][]byte{fixed.b, small.b, recBytes(s.recs), u64Bytes(ids.sorted)}
+	fixed.u32(uint32(len(sorted)))
+	parts := [][]byte{fixed.b, small.b, recBytes(s.recs), u64Bytes(sorted)}
 	var crc uint32
 	for _, p := range parts {
 		crc = crc32.Update(crc, castagnoli, p)

@@ -79,6 +79,29 @@ func (x *idIndex) lookupHex(v uint32) (int32, bool) {
 	return 0, false
 }
 
+// all returns every hex id as sorted holds them: sorted with recent merged
+// in.
+func (x *idIndex) all() []uint64 {
+	if len(x.recent) == 0 {
+		return x.sorted
+	}
+	add := make([]uint64, 0, len(x.recent))
+	for v, i := range x.recent {
+		add = append(add, uint64(v)<<32|uint64(i))
+	}
+	slices.Sort(add)
+	out := make([]uint64, 0, len(x.sorted)+len(add))
+	a, b := x.sorted, add
+	for len(a) > 0 && len(b) > 0 {
+		if a[0] <= b[0] {
+			out, a = append(out, a[0]), a[1:]
+		} else {
+			out, b = append(out, b[0]), b[1:]
+		}
+	}
+	return append(append(out, a...), b...)
+}
+
 // add indexes entry i with id (hex: v) as the latest with that id.
 func (x *idIndex) add(i int32, id string, v uint32, hex bool) {
 	if !hex {
@@ -93,10 +116,6 @@ func (x *idIndex) add(i int32, id string, v uint32, hex bool) {
 	}
 	x.recent[v] = i
 	if len(x.recent) > 4096 && len(x.recent) > len(x.sorted)/4 {
-		for v, i := range x.recent {
-			x.sorted = append(x.sorted, uint64(v)<<32|uint64(i))
-		}
-		slices.Sort(x.sorted)
-		x.recent = nil
+		x.sorted, x.recent = x.all(), nil
 	}
 }

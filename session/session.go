@@ -147,6 +147,10 @@ type Session struct {
 	// sums are the checksums of the file's whole blocks read so far
 	// (see blockBytes), for the persistent index.
 	sums []uint32
+	// indexFile is where the persistent index is kept (nil: none), and
+	// savedAt how much of the file it indexes.
+	indexFile *indexFile
+	savedAt   int64
 	// mark is the last bytes read of the file (see checkUnchanged).
 	mark []byte
 	// from says how the session was read.
@@ -279,6 +283,7 @@ func readIndexed(name string, f *os.File, fi os.FileInfo, opts ReadOptions) (*Se
 			if !trusted || s.indexed != indexed {
 				x.save(s, f)
 			}
+			s.indexFile, s.savedAt = x, s.indexed
 			return s, nil
 		}
 	}
@@ -289,6 +294,7 @@ func readIndexed(name string, f *os.File, fi os.FileInfo, opts ReadOptions) (*Se
 	s.index(0)
 	if x != nil {
 		x.save(s, f)
+		s.indexFile, s.savedAt = x, s.indexed
 	}
 	return s, nil
 }

@@ -222,6 +222,7 @@ func open(path string, opts ReadOptions) (s *Session, old bool, err error) {
 // afterwards open the file again (and fail if it is no longer the same
 // file).
 func (s *Session) Close() error {
+	s.saveIndex()
 	var f *os.File
 	if b := s.src.cur.Load(); !b.memory {
 		f = b.f
@@ -235,6 +236,49 @@ func (s *Session) Close() error {
 		return nil
 	}
 	return f.Close()
+}
+
+// saveIndex writes the persistent index of a session that appended to its
+// file (or read what others appended) since the index was last written,
+// when closing it: the next open then reads the index and trusts it on the
+// file's stamp instead of checking every block. The stamp vouches for the
+// file only once its last change is racyMargin old, so this waits for
+// that first (a few tens of milliseconds after the last append, on a file
+// system that keeps fine times). Nothing is written when the file is not
+// as the session last saw it.
+func (s *Session) saveIndex() {
+	x, w := s.indexFile, s.w
+	if x == nil || w == nil || w.f == nil || s.indexed == s.savedAt {
+		return
+	}
+	if err := lockFile(w.f); err != nil {
+		return
+	}
+	defer unlockFile(w.f)
+	stamp := func() (fileStamp, bool) {
+		fi, err := w.f.Stat()
+		if err != nil || fi.Size() != w.size {
+			return fileStamp{}, false
+		}
+		return stampOf(fi)
+	}
+	st, ok := stamp()
+	if !ok || s.checkUnchanged() != nil {
+		return
+	}
+	changed := max(st.mtime, st.ctime)
+	if margin := racyMargin(changed); margin < int64(time.Second) {
+		if wait := time.Duration(changed + margin - time.Now().UnixNano()); wait > 0 {
+			time.Sleep(wait + time.Millisecond)
+		}
+		if again, ok := stamp(); !ok || again != st {
+			return
+		}
+	}
+	y := *x
+	y.stamp, y.stampTime = st, time.Now().UnixNano()
+	y.save(s, w.f)
+	s.savedAt = s.indexed
 }
 
 // Append adds p as a child of the current leaf and moves the leaf to it.

@@ -238,8 +238,11 @@ func isTerminal(v any) bool {
 
 // chat is a running agent and what it was made from.
 type chat struct {
-	a     *app
-	ag    *agent.Agent
+	a  *app
+	ag *agent.Agent
+	// s is the session the chat opened, which it closes (the agent closes
+	// those it opens itself).
+	s     *session.Session
 	st    *settings.Settings
 	cwd   string
 	out   func(agent.Event)
@@ -297,7 +300,7 @@ func openChat(ctx context.Context, a *app, f *chatFlags) (*chat, error) {
 		SystemPrompt: f.systemPrompt, AppendSystemPrompt: f.appendPrompt, NoContextFiles: f.noContext,
 		DiscoverLocal: true,
 	}
-	ch.ag = agent.New(s, cfg)
+	ch.ag, ch.s = agent.New(s, cfg), s
 	if f.name != "" {
 		if err := ch.ag.SetSessionName(f.name); err != nil {
 			return nil, err
@@ -353,6 +356,7 @@ func chooseSession(a *app, f *chatFlags, st *settings.Settings, cwd string) (*se
 
 func (ch *chat) close() {
 	ch.ag.Close()
+	ch.s.Close()
 }
 
 // initialPrompt joins standard input (when it is not a terminal), the
