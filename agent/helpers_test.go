@@ -212,16 +212,6 @@ func countType(s *session.Session, typ string) int {
 	return n
 }
 
-// lineOf returns e's line, failing the test when it cannot be read back.
-func lineOf(t testing.TB, e *session.Entry) []byte {
-	t.Helper()
-	line, err := e.Raw()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return line
-}
-
 // TestMain runs the tests, or, with PRIME_AGENT_TEST_APPEND set, is the
 // other process of TestAppendsFromAnotherProcess: it appends to that
 // session file and prints the ids it wrote.

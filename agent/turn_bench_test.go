@@ -48,17 +48,24 @@ func benchAgent(b *testing.B, n int) *Agent {
 	if err != nil {
 		b.Fatal(err)
 	}
+	return instantAgent(b, s)
+}
+
+// instantAgent is an agent on s talking to the instant model, with
+// automatic compaction off; it is closed when the test ends.
+func instantAgent(tb testing.TB, s *session.Session) *Agent {
+	tb.Helper()
 	m := llm.Model{ID: "instant", Provider: "bench", API: llm.APIOpenAICompletions, ContextWindow: 200000, MaxTokens: 8000}
-	a := New(s, Config{Settings: settings.Defaults(), AgentDir: b.TempDir(), Getenv: func(string) string { return "" }, CWD: b.TempDir()})
+	a := New(s, Config{Settings: settings.Defaults(), AgentDir: tb.TempDir(), Getenv: func(string) string { return "" }, CWD: tb.TempDir()})
 	a.opened = true
 	spec, err := a.promptSpec()
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	a.conv.model, a.conv.provider, a.conv.thinking, a.conv.prompt = &m, instant{m}, llm.ThinkingOff, spec
 	a.initFlagsLocked()
 	a.conv.autoCompact = false
-	b.Cleanup(func() { a.Close() })
+	tb.Cleanup(func() { a.Close() })
 	return a
 }
 
@@ -95,14 +102,7 @@ func TestThousandTurnMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := llm.Model{ID: "instant", Provider: "bench", API: llm.APIOpenAICompletions, ContextWindow: 200000, MaxTokens: 8000}
-	a := New(s, Config{Settings: settings.Defaults(), AgentDir: t.TempDir(), Getenv: func(string) string { return "" }, CWD: t.TempDir()})
-	a.opened = true
-	spec, _ := a.promptSpec()
-	a.conv.model, a.conv.provider, a.conv.thinking, a.conv.prompt = &m, instant{m}, llm.ThinkingOff, spec
-	a.initFlagsLocked()
-	a.conv.autoCompact = false
-	defer a.Close()
+	a := instantAgent(t, s)
 	heap := func() uint64 {
 		runtime.GC()
 		var ms runtime.MemStats
@@ -152,14 +152,7 @@ func TestResumedSessionMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := llm.Model{ID: "instant", Provider: "bench", API: llm.APIOpenAICompletions, ContextWindow: 200000, MaxTokens: 8000}
-	a := New(s, Config{Settings: settings.Defaults(), AgentDir: t.TempDir(), Getenv: func(string) string { return "" }, CWD: t.TempDir()})
-	a.opened = true
-	spec, _ := a.promptSpec()
-	a.conv.model, a.conv.provider, a.conv.thinking, a.conv.prompt = &m, instant{m}, llm.ThinkingOff, spec
-	a.initFlagsLocked()
-	a.conv.autoCompact = false
-	defer a.Close()
+	a := instantAgent(t, s)
 	ctx := context.Background()
 	opened := heap()
 	for i := range 300 {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/prime-agent/prime/internal/sessiontest"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/session"
 )
@@ -457,11 +458,11 @@ func TestPrepareDoesNotChangeEntries(t *testing.T) {
 	b := newBuilder(t).parse("u0:40 a1:40!edit=a.go r2:40 u3:40 a4:400")
 	before := make([]string, len(b.path))
 	for i, e := range b.path {
-		before[i] = string(lineOf(t, e))
+		before[i] = string(sessiontest.Line(t, e))
 	}
 	mustPrepare(t, b.path, keep(50))
 	for i, e := range b.path {
-		if string(lineOf(t, e)) != before[i] {
+		if string(sessiontest.Line(t, e)) != before[i] {
 			t.Errorf("entry %s changed", e.ID)
 		}
 	}
@@ -496,16 +497,6 @@ func TestPrepareMissingID(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "no id") {
 		t.Errorf("err = %v, want a missing-id error", err)
 	}
-}
-
-// lineOf returns e's line, failing the test when it cannot be read back.
-func lineOf(t testing.TB, e *session.Entry) []byte {
-	t.Helper()
-	line, err := e.Raw()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return line
 }
 
 // projectPath is project of the context of path.

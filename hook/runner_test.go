@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/prime-agent/prime/compaction"
+	"github.com/prime-agent/prime/internal/sessiontest"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/session"
 )
@@ -252,7 +253,7 @@ func TestHandlerMutatingItsInputChangesNothing(t *testing.T) {
 		p.FileOps.Read = append(p.FileOps.Read[:0], "/etc/passwd")
 		for _, e := range ev.BranchEntries {
 			e.ID, e.ParentID = "gone", "gone"
-			raw := lineOf(t, e)
+			raw := sessiontest.Line(t, e)
 			copy(raw, "XXXXXXXX")
 		}
 		ev.BranchEntries = ev.BranchEntries[:1]
@@ -284,8 +285,8 @@ func TestHandlerMutatingItsInputChangesNothing(t *testing.T) {
 		t.Errorf("the caller's preparation changed:\n%s", diff)
 	}
 	for i, e := range s.entries {
-		if strings.HasPrefix(string(lineOf(t, e)), "XXXX") || e.ID == "gone" {
-			t.Errorf("session entry %d changed: %s", i, lineOf(t, e))
+		if strings.HasPrefix(string(sessiontest.Line(t, e)), "XXXX") || e.ID == "gone" {
+			t.Errorf("session entry %d changed: %s", i, sessiontest.Line(t, e))
 		}
 	}
 	// The next handler saw the session's data with the vandal's (copied)
@@ -597,14 +598,4 @@ func TestNilRunner(t *testing.T) {
 	if _, err := New(nil, Options{}).BeforeCompact(context.Background(), &BeforeCompactEvent{}); err == nil {
 		t.Fatal("no error for an event without a preparation")
 	}
-}
-
-// lineOf returns e's line, failing the test when it cannot be read back.
-func lineOf(t testing.TB, e *session.Entry) []byte {
-	t.Helper()
-	line, err := e.Raw()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return line
 }

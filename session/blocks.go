@@ -54,13 +54,25 @@ func (s *Session) entriesAt(idx []int32) []*Entry {
 	return out
 }
 
+// idText returns an id of a rec: eight hex digits written into the
+// block's buffer when flags has hex, else other (empty for none).
+func (b *entryBlock) idText(flags, hex uint8, v uint32, other string) string {
+	if flags&hex == 0 {
+		return other
+	}
+	n := len(b.text)
+	b.text = appendHexID(b.text, v)
+	return sharedString(b.text[n:])
+}
+
 // textPerEntry is room for an entry's id, parent id and timestamp.
 const textPerEntry = 8 + 8 + 24
 
 // fill makes e, in block b, entry i.
 func (s *Session) fill(b *entryBlock, e *Entry, i int32) {
 	r := &s.recs[i]
-	var odd *oddRec
+	var none oddRec
+	odd := &none
 	if r.flags&recOdd != 0 {
 		odd = s.odd[i]
 	}
@@ -73,22 +85,8 @@ func (s *Session) fill(b *entryBlock, e *Entry, i int32) {
 	} else {
 		e.Type = typeNames[r.typ]
 	}
-	switch {
-	case r.flags&recHexID != 0:
-		n := len(b.text)
-		b.text = appendHexID(b.text, r.id)
-		e.ID = sharedString(b.text[n:])
-	case r.flags&recNoID == 0:
-		e.ID = odd.id
-	}
-	switch {
-	case r.flags&recHexParent != 0:
-		n := len(b.text)
-		b.text = appendHexID(b.text, r.pid)
-		e.ParentID = sharedString(b.text[n:])
-	case r.flags&recNoParent == 0:
-		e.ParentID = odd.parent
-	}
+	e.ID = b.idText(r.flags, recHexID, r.id, odd.id)
+	e.ParentID = b.idText(r.flags, recHexParent, r.pid, odd.parent)
 	if r.flags&recISOTime != 0 {
 		n := len(b.text)
 		b.text = appendISO(b.text, r.ms)

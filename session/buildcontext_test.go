@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/prime-agent/prime/internal/sessiontest"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/session"
 )
@@ -474,8 +475,8 @@ func TestCompactionSystemMessage(t *testing.T) {
 	if state.Timestamp != 5 {
 		t.Error("Append changed the caller's system message")
 	}
-	if !strings.HasSuffix(string(lineOf(t, c)), fmt.Sprintf(`,"fromHook":false,"systemMessage":{"role":"system","content":"","sections":{"preamble":"P2"},"timestamp":%d}}`, c.Millis())) {
-		t.Errorf("compaction line %s", lineOf(t, c))
+	if !strings.HasSuffix(string(sessiontest.Line(t, c)), fmt.Sprintf(`,"fromHook":false,"systemMessage":{"role":"system","content":"","sections":{"preamble":"P2"},"timestamp":%d}}`, c.Millis())) {
+		t.Errorf("compaction line %s", sessiontest.Line(t, c))
 	}
 	s.Append(user("q3"))
 	ctx, err := s.Context("")

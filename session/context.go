@@ -74,8 +74,8 @@ type pathReader interface {
 	// Type returns the type of entry i, Entry the entry.
 	Type(i int) string
 	Entry(i int) *Entry
-	// KeptStart is [KeptStart] of the compaction at i.
-	KeptStart(compaction int) int
+	// idIs reports whether entry i's id is id.
+	idIs(i int, id string) bool
 	// role is entry i's MessageRole.
 	role(i int) (string, error)
 }
@@ -83,11 +83,11 @@ type pathReader interface {
 // entryPath is a path given as its entries.
 type entryPath []*Entry
 
-func (p entryPath) Len() int                     { return len(p) }
-func (p entryPath) Type(i int) string            { return p[i].Type }
-func (p entryPath) Entry(i int) *Entry           { return p[i] }
-func (p entryPath) KeptStart(compaction int) int { return KeptStart(p, compaction) }
-func (p entryPath) role(i int) (string, error)   { return p[i].MessageRole() }
+func (p entryPath) Len() int                   { return len(p) }
+func (p entryPath) Type(i int) string          { return p[i].Type }
+func (p entryPath) Entry(i int) *Entry         { return p[i] }
+func (p entryPath) idIs(i int, id string) bool { return p[i].ID == id }
+func (p entryPath) role(i int) (string, error) { return p[i].MessageRole() }
 
 // buildContext is BuildContext of any path; only the entries of the
 // projection and those that set the thinking level and model are made.
@@ -180,7 +180,7 @@ func projectedEntries(path pathReader) (out []*Entry, after, trusted int) {
 		}
 		return out, n, invalid + 1
 	}
-	kept := path.KeptStart(latest)
+	kept := keptStart(path, latest)
 	size := n - latest
 	if kept >= 0 {
 		size += latest - kept
@@ -407,15 +407,18 @@ func pathSettings(path pathReader) (llm.ThinkingLevel, *ModelRef, error) {
 // KeptStart returns the index in path of the first entry kept by the
 // compaction at path[compaction] (its firstKeptEntryId), or -1 when that
 // entry is not on the path before the compaction.
-func KeptStart(path []*Entry, compaction int) int {
-	e := path[compaction]
+func KeptStart(path []*Entry, compaction int) int { return keptStart(entryPath(path), compaction) }
+
+// keptStart is KeptStart of any path.
+func keptStart(path pathReader, compaction int) int {
+	e := path.Entry(compaction)
 	k := e.kept.Load()
 	switch {
 	case k == nil:
 		k = &keptAt{dist: -1, id: keptID(e)}
 	case k.dist < 0:
 		return -1
-	case k.dist <= compaction && path[compaction-k.dist].ID == k.id:
+	case k.dist <= compaction && path.idIs(compaction-k.dist, k.id):
 		return compaction - k.dist
 	}
 	// The first entry of the path with that id, as pi finds it. The
@@ -423,7 +426,7 @@ func KeptStart(path []*Entry, compaction int) int {
 	// every path through it.
 	if k.id != "" {
 		for i := 0; i < compaction; i++ {
-			if path[i].ID == k.id {
+			if path.idIs(i, k.id) {
 				e.kept.Store(&keptAt{dist: compaction - i, id: k.id})
 				return i
 			}

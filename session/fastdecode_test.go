@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/prime-agent/prime/internal/pifixtures"
+	"github.com/prime-agent/prime/internal/sessiontest"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/session"
 	"github.com/prime-agent/prime/session/sessiongen"
@@ -74,7 +75,7 @@ func messagesOf(t *testing.T, data []byte) [][]byte {
 		var w struct {
 			Message jsontext.Value `json:"message"`
 		}
-		if err := jsonUnmarshal(lineOf(t, e), &w); err != nil {
+		if err := jsonUnmarshal(sessiontest.Line(t, e), &w); err != nil {
 			t.Fatal(err)
 		}
 		out = append(out, w.Message)
@@ -200,7 +201,7 @@ func FuzzFastDecode(f *testing.F) {
 	}
 	for _, e := range s.Entries() {
 		if e.Type == session.TypeMessage {
-			if line := lineOf(f, e); bytes.Contains(line, []byte(`"message":`)) {
+			if line := sessiontest.Line(f, e); bytes.Contains(line, []byte(`"message":`)) {
 				i := bytes.Index(line, []byte(`"message":`))
 				f.Add(line[i+len(`"message":`) : len(line)-1])
 			}
@@ -231,7 +232,7 @@ func BenchmarkDecodeMessages(b *testing.B) {
 	var raws [][]byte
 	size := 0
 	for _, e := range s.Entries() {
-		line := lineOf(b, e)
+		line := sessiontest.Line(b, e)
 		if i := bytes.Index(line, []byte(`,"message":`)); i > 0 && e.Type == session.TypeMessage {
 			raw := line[i+len(`,"message":`) : len(line)-1]
 			raws = append(raws, raw)
@@ -286,7 +287,7 @@ func TestEntryMessageShares(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw := lineOf(t, e)
+	raw := sessiontest.Line(t, e)
 	within := func(p *byte) bool {
 		a := uintptr(unsafe.Pointer(p))
 		return a >= uintptr(unsafe.Pointer(&raw[0])) && a < uintptr(unsafe.Pointer(&raw[0]))+uintptr(len(raw))

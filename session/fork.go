@@ -85,20 +85,26 @@ func (s *Session) addLine(line []byte) error {
 	return nil
 }
 
-// add puts an indexed entry after the others.
+// add puts an indexed entry after the others, and returns its index.
 func (s *Session) add(x indexed) int32 {
 	i := int32(len(s.recs))
 	s.recs = append(s.recs, x.r)
-	if x.odd != nil {
+	s.setExtra(i, x.odd, x.meta)
+	return i
+}
+
+// setExtra records the side-table strings and the label or name of entry
+// i, when it has them.
+func (s *Session) setExtra(i int32, odd *oddRec, m *meta) {
+	if odd != nil {
 		if s.odd == nil {
 			s.odd = make(map[int32]*oddRec)
 		}
-		s.odd[i] = x.odd
+		s.odd[i] = odd
 	}
-	if x.meta != nil {
-		s.metas = append(s.metas, metaAt{i, x.meta})
+	if m != nil {
+		s.metas = append(s.metas, metaAt{i, m})
 	}
-	return i
 }
 
 // ForkIn is [Session.Fork] with the new file named as pi names it, in dir

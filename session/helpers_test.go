@@ -126,16 +126,6 @@ func jsonUnmarshal(data []byte, v any) error {
 	return json.Unmarshal(data, v, jsonwire.ReadOptions)
 }
 
-// lineOf returns e's line, failing the test when it cannot be read back.
-func lineOf(t testing.TB, e *session.Entry) []byte {
-	t.Helper()
-	line, err := e.Raw()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return line
-}
-
 // bytesOf returns the session as a file, failing the test when it cannot be
 // read back.
 func bytesOf(t testing.TB, s *session.Session) []byte {

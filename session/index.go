@@ -181,22 +181,8 @@ func indexLine(line []byte, off int64, num int) (indexed, error) {
 	if r.typ = typeCode(typ); r.typ == typeOdd {
 		odd().typ = string(typ)
 	}
-	switch v, ok := hexID(id); {
-	case len(id) == 0:
-		r.flags |= recNoID
-	case ok:
-		r.id, r.flags = v, r.flags|recHexID
-	default:
-		odd().id = string(id)
-	}
-	switch v, ok := hexID(parent); {
-	case len(parent) == 0:
-		r.flags |= recNoParent
-	case ok:
-		r.pid, r.flags = v, r.flags|recHexParent
-	default:
-		odd().parent = string(parent)
-	}
+	r.flags |= packID(id, recNoID, recHexID, &r.id, func() *string { return &odd().id })
+	r.flags |= packID(parent, recNoParent, recHexParent, &r.pid, func() *string { return &odd().parent })
 	if ms, ok := parseISO(ts); ok {
 		r.ms, r.flags = ms, r.flags|recISOTime
 	} else {
@@ -214,6 +200,20 @@ func indexLine(line []byte, off int64, num int) (indexed, error) {
 		x.meta = lineMeta(r.typ, line)
 	}
 	return x, nil
+}
+
+// packID keeps an id of a line in a rec: none (flag none), eight hex
+// digits as the number *v (flag hex), or any other string in *other().
+func packID(b []byte, none, hex uint8, v *uint32, other func() *string) uint8 {
+	if len(b) == 0 {
+		return none
+	}
+	if n, ok := hexID(b); ok {
+		*v = n
+		return hex
+	}
+	*other() = string(b)
+	return 0
 }
 
 // lineMeta decodes what a label or session_info line says; nil when its

@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/prime-agent/prime/internal/sessiontest"
 	"github.com/prime-agent/prime/session"
 	"github.com/prime-agent/prime/session/sessiongen"
 )
@@ -30,7 +31,7 @@ func sameSession(t *testing.T, what string, got, want *session.Session) {
 	for i := range ge {
 		g, w := ge[i], we[i]
 		if g.Type != w.Type || g.ID != w.ID || g.ParentID != w.ParentID || g.Timestamp != w.Timestamp || g.Line != w.Line ||
-			!bytes.Equal(lineOf(t, g), lineOf(t, w)) {
+			!bytes.Equal(sessiontest.Line(t, g), sessiontest.Line(t, w)) {
 			t.Fatalf("%s: entry %d is %s %s (line %d), want %s %s (line %d)", what, i, g.Type, g.ID, g.Line, w.Type, w.ID, w.Line)
 		}
 		gp, wp := got.Parent(g), want.Parent(w)

@@ -90,17 +90,7 @@ func parseOld(name string, data []byte, hp *headerPart) (*Session, error) {
 			return nil, fmt.Errorf("session: %s: line %d does not read back after migration: %w", s.path, e.line, err)
 		}
 		buf = append(append(buf, e.raw...), '\n')
-		i := int32(len(s.recs))
-		s.recs = append(s.recs, x.r)
-		if x.odd != nil {
-			if s.odd == nil {
-				s.odd = make(map[int32]*oddRec)
-			}
-			s.odd[i] = x.odd
-		}
-		if x.meta != nil {
-			s.metas = append(s.metas, metaAt{i, x.meta})
-		}
+		s.add(x)
 	}
 	s.src = memorySource(buf)
 	s.index(0)

@@ -46,29 +46,10 @@ func (p PathView) Entries() []*Entry { return p.s.entriesAt(p.idx) }
 
 // KeptStart returns the index on the path of the first entry kept by the
 // compaction at index compaction, or -1 (see [KeptStart]).
-func (p PathView) KeptStart(compaction int) int {
-	e := p.Entry(compaction)
-	k := e.kept.Load()
-	switch {
-	case k == nil:
-		k = &keptAt{dist: -1, id: keptID(e)}
-	case k.dist < 0:
-		return -1
-	case k.dist <= compaction && p.s.idIs(p.idx[compaction-k.dist], k.id):
-		return compaction - k.dist
-	}
-	// The first entry of the path with that id, compared in the index.
-	if k.id != "" {
-		for i := 0; i < compaction; i++ {
-			if p.s.idIs(p.idx[i], k.id) {
-				e.kept.Store(&keptAt{dist: compaction - i, id: k.id})
-				return i
-			}
-		}
-	}
-	e.kept.Store(&keptAt{dist: -1, id: k.id})
-	return -1
-}
+func (p PathView) KeptStart(compaction int) int { return keptStart(p, compaction) }
+
+// idIs reports whether the path's entry i has the given id, from the index.
+func (p PathView) idIs(i int, id string) bool { return p.s.idIs(p.idx[i], id) }
 
 // role returns the MessageRole of the path's entry i, from the index when
 // it knows it.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/prime-agent/prime/internal/sessiontest"
 	"github.com/prime-agent/prime/session"
 	"github.com/prime-agent/prime/session/sessiongen"
 )
@@ -183,7 +184,7 @@ func TestTruncatedAtEveryOffset(t *testing.T) {
 			}
 		}
 		after, _ := os.ReadFile(path)
-		if !bytes.HasPrefix(after, cut) || !bytes.HasSuffix(after, append(append([]byte{}, lineOf(t, e)...), '\n')) {
+		if !bytes.HasPrefix(after, cut) || !bytes.HasSuffix(after, append(append([]byte{}, sessiontest.Line(t, e)...), '\n')) {
 			t.Fatalf("offset %d: the append changed earlier bytes or is not a whole line", off)
 		}
 		os.Remove(path)
@@ -320,7 +321,7 @@ func TestLoadLargeMatchesParse(t *testing.T) {
 	}
 	for i, e := range streamed.Entries() {
 		p := parsed.Entries()[i]
-		if e.ID != p.ID || e.Line != p.Line || !bytes.Equal(lineOf(t, e), lineOf(t, p)) {
+		if e.ID != p.ID || e.Line != p.Line || !bytes.Equal(sessiontest.Line(t, e), sessiontest.Line(t, p)) {
 			t.Fatalf("entry %d differs: %s line %d vs %s line %d", i, e.ID, e.Line, p.ID, p.Line)
 		}
 	}
@@ -370,7 +371,7 @@ func TestOpenLarge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := append(append(bytes.Clone(data), lineOf(t, e)...), '\n'); !bytes.Equal(got, want) {
+	if want := append(append(bytes.Clone(data), sessiontest.Line(t, e)...), '\n'); !bytes.Equal(got, want) {
 		t.Errorf("file after the append: %d bytes, want %d", len(got), len(want))
 	}
 }

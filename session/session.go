@@ -486,16 +486,7 @@ func (s *Session) absorb(scan *lineScan) {
 		s.recs = append(s.recs, scan.recs...)
 	}
 	for _, x := range scan.extras {
-		i := from + x.i
-		if x.odd != nil {
-			if s.odd == nil {
-				s.odd = make(map[int32]*oddRec)
-			}
-			s.odd[i] = x.odd
-		}
-		if x.meta != nil {
-			s.metas = append(s.metas, metaAt{i, x.meta})
-		}
+		s.setExtra(from+x.i, x.odd, x.meta)
 	}
 	for _, b := range scan.bad {
 		s.warnings = append(s.warnings, Warning{Kind: WarnMalformed, Line: b.line, Msg: b.err.Error()})

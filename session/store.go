@@ -394,17 +394,7 @@ func (s *Session) appendAt(parent int32, p Payload) (*Entry, error) {
 	}
 	s.lines++
 	s.indexed, s.midLine = off+int64(len(line))+1, false
-	i := int32(len(s.recs))
-	s.recs = append(s.recs, x.r)
-	if x.odd != nil {
-		if s.odd == nil {
-			s.odd = make(map[int32]*oddRec)
-		}
-		s.odd[i] = x.odd
-	}
-	if x.meta != nil {
-		s.metas = append(s.metas, metaAt{i, x.meta})
-	}
+	i := s.add(x)
 	s.index(int(i))
 	e := s.entryAt(i)
 	if e.Type == TypeMessage {

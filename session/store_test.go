@@ -16,6 +16,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/prime-agent/prime/internal/sessiontest"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/session"
 )
@@ -243,8 +244,8 @@ func TestMigration(t *testing.T) {
 		t.Errorf("firstKeptEntryIndex 2 → %q, want %q (the assistant message)", c.FirstKeptEntryID, es[1].ID)
 	}
 	p, _ = es[3].Payload()
-	if c := p.(*session.CompactionEntry); c.FirstKeptEntryID != "" || bytes.Contains(lineOf(t, es[3]), []byte("firstKeptEntry")) {
-		t.Errorf("index 0 (the header) must leave firstKeptEntryId unset: %s", lineOf(t, es[3]))
+	if c := p.(*session.CompactionEntry); c.FirstKeptEntryID != "" || bytes.Contains(sessiontest.Line(t, es[3]), []byte("firstKeptEntry")) {
+		t.Errorf("index 0 (the header) must leave firstKeptEntryId unset: %s", sessiontest.Line(t, es[3]))
 	}
 	if !bytes.HasPrefix(s.Header().Raw(), []byte(`{"type":"session","version":3,"id":"v1-session"`)) || !bytes.Contains(s.Header().Raw(), []byte(`"provider":"anthropic"`)) {
 		t.Errorf("migrated header %s", s.Header().Raw())
@@ -271,7 +272,7 @@ func TestMigration(t *testing.T) {
 	if role, _ := s2.Entries()[1].MessageRole(); role != session.RoleCustom {
 		t.Errorf("hookMessage → %q", role)
 	}
-	if !bytes.Equal(lineOf(t, s2.Entries()[0]), []byte(strings.Split(v2, "\n")[1])) {
+	if !bytes.Equal(sessiontest.Line(t, s2.Entries()[0]), []byte(strings.Split(v2, "\n")[1])) {
 		t.Error("an entry the migration does not touch must keep its bytes")
 	}
 }
@@ -678,8 +679,8 @@ func TestUnknownContentBlockSurvives(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Contains(lineOf(t, e), []byte(`{"type":"finalAnswer","text":"42","extra":{"k":[1]}}`)) {
-		t.Errorf("block lost: %s", lineOf(t, e))
+	if !bytes.Contains(sessiontest.Line(t, e), []byte(`{"type":"finalAnswer","text":"42","extra":{"k":[1]}}`)) {
+		t.Errorf("block lost: %s", sessiontest.Line(t, e))
 	}
 }
 
