@@ -105,6 +105,8 @@ func (a *Agent) checkThreshold(ctx context.Context, where site, msg *llm.Assista
 	cs := a.settings().Compaction(model.Provider + "/" + model.ID)
 	if tokens > model.ContextWindow-cs.ReserveTokens {
 		a.autoCompact(ctx, ReasonThreshold, false)
+	} else {
+		a.maybeStartBackground(ctx, tokens, model, cs.ReserveTokens)
 	}
 }
 
@@ -176,6 +178,9 @@ func (a *Agent) autoCompact(ctx context.Context, reason Reason, willRetry bool) 
 		return false
 	}
 	plan.WillRetry = willRetry
+	if reason == ReasonThreshold {
+		plan = a.useBackground(ctx, plan)
+	}
 	_, err = a.RunCompaction(ctx, plan)
 	return err == nil
 }

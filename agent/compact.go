@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/prime-agent/prime/compaction"
 	"github.com/prime-agent/prime/hook"
@@ -36,8 +37,9 @@ type CompactionPlan struct {
 	// the file lists and tokensBefore.
 	Preparation *compaction.Preparation
 	// Path is the root→leaf entries the preparation was made from (the
-	// branchEntries of session_before_compact), read when the compaction
-	// is run and a handler will receive them: nil in a plan just made.
+	// branchEntries of session_before_compact), read when something needs
+	// them (a handler, the receipt, a background summary): nil in a plan
+	// just made.
 	Path []*session.Entry
 	// ThinkingLevel and SessionModel are the session's at the leaf.
 	ThinkingLevel llm.ThinkingLevel
@@ -63,6 +65,10 @@ type CompactionPlan struct {
 	// announced is set when CompactionStart was emitted before the plan
 	// was made (a manual compaction, as pi announces it).
 	announced bool
+	// background is set when a summary written in the background is used
+	// (background.go): RunCompaction appends it instead of asking a model,
+	// unless it asks for an update.
+	background *backgroundUse
 }
 
 // CompactionResult is a compaction made and written.
@@ -93,6 +99,9 @@ type CompactionResult struct {
 	// was rewritten as version 3 (the original kept as FILE.bak) to append
 	// the entry.
 	Migrated bool
+	// Receipt is what the compaction did, as its details record it
+	// (receipt.go).
+	Receipt *Receipt
 }
 
 // Compact compacts the conversation at a leaf: [Agent.PlanCompaction], then
@@ -107,6 +116,11 @@ func (a *Agent) Compact(ctx context.Context, req CompactRequest) (*CompactionRes
 		return nil, err
 	}
 	defer release()
+	return a.compactBegun(ctx, req)
+}
+
+// compactBegun is Compact once the agent is busy with it.
+func (a *Agent) compactBegun(ctx context.Context, req CompactRequest) (*CompactionResult, error) {
 	reason := req.Reason
 	if reason == "" {
 		reason = ReasonManual
@@ -152,6 +166,10 @@ func (a *Agent) PlanCompaction(ctx context.Context, req CompactRequest) (*Compac
 	// The context, from the session's index: the path's entries are not
 	// all made, only those the model sees and what sets its model.
 	sctx, err := a.s.Context(leaf)
+	var pins []compaction.Pin
+	if view, ok := a.s.ViewOf(leaf); ok {
+		pins = compaction.PinsOf(view)
+	}
 	a.mu.Unlock()
 	if err != nil {
 		return nil, err
@@ -164,7 +182,7 @@ func (a *Agent) PlanCompaction(ctx context.Context, req CompactRequest) (*Compac
 	}
 	cs := a.settings().Compaction(modelKey)
 	settings := compaction.Settings{Enabled: cs.Enabled, ReserveTokens: cs.ReserveTokens, KeepRecentTokens: cs.KeepRecentTokens}
-	prep, err := compaction.PrepareContext(sctx, settings)
+	prep, err := compaction.PrepareContext(sctx, pins, settings)
 	if err != nil {
 		return nil, err
 	}
@@ -202,6 +220,7 @@ func (a *Agent) PlanCompaction(ctx context.Context, req CompactRequest) (*Compac
 // A cancelled ctx (Ctrl-C) at any point before the append returns a
 // *CancelledError and writes nothing; so does any failure.
 func (a *Agent) RunCompaction(ctx context.Context, plan *CompactionPlan) (res *CompactionResult, err error) {
+	started := time.Now()
 	hooks := a.hooks(plan.LeafID, hook.EventBeforeCompact, hook.EventCompact, hook.EventCompactFailed)
 	p, model, modelErr := provider(ctx, plan.reg, &plan.Summarizer)
 	if modelErr != nil && !hooks.Handles(hook.EventBeforeCompact) {
@@ -231,10 +250,8 @@ func (a *Agent) RunCompaction(ctx context.Context, plan *CompactionPlan) (res *C
 		a.emit(end)
 	}()
 
-	if plan.Path == nil && hooks.Handles(hook.EventBeforeCompact) {
-		a.mu.Lock()
-		plan.Path = a.s.Path(plan.LeafID)
-		a.mu.Unlock()
+	if hooks.Handles(hook.EventBeforeCompact) {
+		a.readPath(plan)
 	}
 	a.hookStart(hooks, hook.EventBeforeCompact)
 	d, err := hooks.BeforeCompact(ctx, &hook.BeforeCompactEvent{
@@ -262,15 +279,17 @@ func (a *Agent) RunCompaction(ctx context.Context, plan *CompactionPlan) (res *C
 			Details: payload.Details, Usage: payload.Usage, CustomInstructions: payload.CustomInstructions,
 		}
 	} else {
-		if modelErr != nil {
-			return nil, modelErr
-		}
-		out, err = compaction.Compact(ctx, d.Preparation, compaction.Options{
-			Provider: p, Model: model, ThinkingLevel: plan.ThinkingLevel,
-			CustomInstructions: plan.Instructions, Progress: a.progress(OpCompaction),
-		})
-		if err != nil {
-			return nil, err
+		if out = plan.background.ready(); out == nil {
+			if modelErr != nil {
+				return nil, modelErr
+			}
+			out, err = compaction.Compact(ctx, d.Preparation, compaction.Options{
+				Provider: p, Model: model, ThinkingLevel: plan.ThinkingLevel,
+				CustomInstructions: plan.Instructions, Progress: a.progress(OpCompaction),
+			})
+			if err != nil {
+				return nil, err
+			}
 		}
 		payload = out.Entry()
 	}
@@ -281,6 +300,12 @@ func (a *Agent) RunCompaction(ctx context.Context, plan *CompactionPlan) (res *C
 		withSystem.SystemMessage = plan.system
 		payload = &withSystem
 	}
+	if !fromHook {
+		payload = a.withReceipt(plan, out, payload, started)
+		withDetails := *out
+		withDetails.Details = payload.Details // the result shows what was stored
+		out = &withDetails
+	}
 
 	entry, err := a.appendAt(ctx, plan.LeafID, payload)
 	if err != nil {
@@ -290,6 +315,7 @@ func (a *Agent) RunCompaction(ctx context.Context, plan *CompactionPlan) (res *C
 		Plan: plan, Entry: entry, Compaction: out, TokensBefore: payload.TokensBefore, Migrated: a.migrated,
 		FromHook: fromHook, Hook: d.CompactionBy, TransformedBy: d.TransformedBy,
 	}
+	res.Receipt, _ = ReceiptOf(entry) // the entry was just written: it decodes
 	a.mu.Lock()
 	res.Context, err = a.s.Context(entry.ID)
 	a.mu.Unlock()

@@ -16,7 +16,14 @@
 //     ([Agent.Navigate], or [Agent.PlanNavigation] and
 //     [Agent.RunNavigation]);
 //   - models and thinking levels, sessions (new, switch, fork, clone), the
-//     user's own shell commands ([Agent.RunBash]).
+//     user's own shell commands ([Agent.RunBash]);
+//   - what survives compaction and what it costs: pins ([Agent.Pin],
+//     [Agent.PinMessage], [Agent.Unpin], [Agent.Pins]; pins.go), the summary
+//     written in the background before the threshold (background.go;
+//     [Agent.BackgroundSummary]), the receipt of a compaction
+//     ([Agent.Receipt], [CompactionResult].Receipt), undoing one
+//     ([Agent.Uncompact]), and what fills the context
+//     ([Agent.ContextBreakdown]).
 //
 // [Config].Events hears everything as it happens, as one typed stream (see
 // [Event]); [MarshalEvent] gives pi's JSON form of each event.
@@ -46,7 +53,8 @@
 //
 // The system prompt lives in the session as pi 1.6 keeps it: a system
 // message with named sections (preamble, tools, rules, addendum,
-// project_context, cwd) and the tools' declarations, and later patches
+// project_context, cwd, and pins when the path has any) and the tools'
+// declarations, and later patches
 // with only what changed; a compaction carries the replayed state. So pi
 // 1.6 reads Prime's files with the same context and the same estimates.
 //

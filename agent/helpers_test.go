@@ -21,7 +21,7 @@ import (
 // agentDir writes a models.json in a fresh directory that points each
 // server's provider (anthropic, openai, or the flavour's name) at the
 // server, with its fake model, and returns the directory.
-func agentDir(t *testing.T, servers ...*llmtest.Server) string {
+func agentDir(t testing.TB, servers ...*llmtest.Server) string {
 	t.Helper()
 	providers := map[string]any{}
 	for _, srv := range servers {
@@ -47,7 +47,7 @@ func agentDir(t *testing.T, servers ...*llmtest.Server) string {
 
 // testSettings returns defaults with overrides applied ("key", "value", ...)
 // and retries off, so a failing fake fails at once.
-func testSettings(t *testing.T, kv ...string) *settings.Settings {
+func testSettings(t testing.TB, kv ...string) *settings.Settings {
 	t.Helper()
 	s, err := settings.Defaults().WithOverride("retry.enabled", "false")
 	if err != nil {

@@ -122,6 +122,11 @@ func (a *Agent) Navigate(ctx context.Context, req NavigateRequest) (*NavigationR
 		return nil, err
 	}
 	defer release()
+	return a.navigateBegun(ctx, req)
+}
+
+// navigateBegun is Navigate once the agent is busy with it.
+func (a *Agent) navigateBegun(ctx context.Context, req NavigateRequest) (*NavigationResult, error) {
 	plan, err := a.PlanNavigation(ctx, req)
 	if err != nil {
 		return nil, err

@@ -88,6 +88,7 @@ func (a *Agent) Queued() (steering, followUp []string) {
 func (a *Agent) SetQueueModes(steering, followUp QueueMode) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.initFlagsLocked()
 	if steering != "" {
 		a.conv.steering.mode = steering
 	}
@@ -100,6 +101,7 @@ func (a *Agent) SetQueueModes(steering, followUp QueueMode) {
 func (a *Agent) QueueModes() (steering, followUp QueueMode) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.initFlagsLocked()
 	return a.conv.steering.modeOrDefault(), a.conv.followUp.modeOrDefault()
 }
 

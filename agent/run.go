@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prime-agent/prime/compaction"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/loop"
 	"github.com/prime-agent/prime/session"
@@ -40,11 +41,17 @@ type conversation struct {
 	// when it ends.
 	busy bool
 	idle chan struct{}
+	// settling is closed once the last prompt's AgentSettled was emitted
+	// (nil before any): what begins after it waits for it, so that no event
+	// of a new run or operation comes before it.
+	settling chan struct{}
 	// visible is set once the model began its first reply to the current
 	// prompt. A prompt arriving before that arrived together with the one
 	// being started (pi loses such a prompt): it is queued as a follow-up
 	// rather than refused.
 	visible bool
+	// reply is the metadata of the reply being streamed, as it began.
+	reply *llm.AssistantMessage
 	// manual is set while a manual compaction or a navigation runs: prompts
 	// are refused meanwhile.
 	manual bool
@@ -71,6 +78,10 @@ type conversation struct {
 	// commands that finished while a run went on, recorded when it ends.
 	bashCancel context.CancelFunc
 	heldBash   []*session.BashExecution
+
+	// background is the summary written in the background, if any
+	// (background.go).
+	background *backgroundJob
 }
 
 // Disposition says what became of a prompt.
@@ -236,6 +247,7 @@ func (a *Agent) Wait(ctx context.Context) error {
 // it is idle. What was already written stays; every tool call that was
 // started gets a result. Queued messages stay queued.
 func (a *Agent) Abort() {
+	defer a.cancelBackground() // once the run is idle: events stay in order
 	a.mu.Lock()
 	cancel, idle, busy := a.conv.cancel, a.conv.idle, a.conv.busy
 	a.mu.Unlock()
@@ -269,10 +281,15 @@ func (a *Agent) now() time.Time {
 // messages that follow, as pi 1.6's agent session does.
 func (a *Agent) drive(ctx context.Context, prompt *llm.UserMessage) {
 	aborted := false
+	a.afterSettled()
 	defer func() {
+		a.reportBackground()
 		a.flushHeldBash()
 		a.mu.Lock()
 		a.conv.retries, a.conv.retry = 0, false
+		// What begins from now on waits until AgentSettled has been told
+		// (afterSettled): release closes the run's idle channel after it.
+		a.conv.settling = a.conv.idle
 		release := a.endLocked()
 		a.mu.Unlock()
 		a.emit(AgentSettled{Aborted: aborted})
@@ -394,14 +411,19 @@ func (a *Agent) onLoopEvent(ctx context.Context, e loop.Event) {
 	case loop.TurnEnd:
 		a.emit(TurnEnd{Message: e.Message, ToolResults: e.ToolResults})
 	case loop.MessageStart:
-		if e.Message.Role() == llm.RoleAssistant {
+		if am, ok := e.Message.(*llm.AssistantMessage); ok {
+			meta := *am // the metadata as the stream began, for the updates
+			meta.Content = nil
 			a.mu.Lock()
-			a.conv.visible = true
+			a.conv.visible, a.conv.reply = true, &meta
 			a.mu.Unlock()
 		}
 		a.emit(MessageStart{Message: e.Message})
 	case loop.MessageUpdate:
-		a.emit(MessageUpdate{Event: e.Event})
+		a.mu.Lock()
+		reply := a.conv.reply
+		a.mu.Unlock()
+		a.emit(MessageUpdate{Message: reply, Event: e.Event})
 	case loop.MessageEnd:
 		entry := a.store(ctx, e.Message)
 		a.emit(MessageEnd{Message: e.Message, Entry: entry, Err: e.Err})
@@ -475,6 +497,12 @@ func (a *Agent) betweenTurns(ctx context.Context, last loop.Turn) []llm.Message 
 func (a *Agent) systemPatch() *session.SystemMessage {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	return a.systemPatchLocked()
+}
+
+// systemPatchLocked is systemPatch with a.mu held. The sections are the
+// prompt's and the pins' of the path (pins.go).
+func (a *Agent) systemPatchLocked() *session.SystemMessage {
 	spec := a.conv.prompt
 	if spec == nil {
 		return nil
@@ -487,7 +515,8 @@ func (a *Agent) systemPatch() *session.SystemMessage {
 	for i, t := range a.conv.tools {
 		tools[i] = t.Spec().LLM()
 	}
-	return systemPatch(sctx.System(), spec.sections(), tools, a.now().UnixMilli())
+	sections := append(spec.sections(), pinSections(compaction.PinsOf(a.s.LeafView()))...)
+	return systemPatch(sctx.System(), sections, tools, a.now().UnixMilli())
 }
 
 // lastReply is the last assistant message on the session's path, aborted
@@ -551,6 +580,7 @@ func (a *Agent) beginManual(ctx context.Context, compacting bool) (context.Conte
 	a.beginLocked(cancel, true)
 	a.conv.compacting = compacting
 	a.mu.Unlock()
+	a.afterSettled()
 	return ctx, func() {
 		a.mu.Lock()
 		a.conv.compacting = false
@@ -558,4 +588,15 @@ func (a *Agent) beginManual(ctx context.Context, compacting bool) (context.Conte
 		a.mu.Unlock()
 		release()
 	}, nil
+}
+
+// afterSettled waits until the AgentSettled of the prompt before has been
+// emitted.
+func (a *Agent) afterSettled() {
+	a.mu.Lock()
+	prev := a.conv.settling
+	a.mu.Unlock()
+	if prev != nil {
+		<-prev
+	}
 }

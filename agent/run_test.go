@@ -21,6 +21,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/prime-agent/prime/agent"
+	"github.com/prime-agent/prime/hook"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/llm/llmtest"
 	"github.com/prime-agent/prime/llm/registry"
@@ -225,20 +226,7 @@ func TestRetriesRunOut(t *testing.T) {
 // conversation answers summary requests as echo does, and conversation
 // requests with the replies given, in order (then "reply to: ..." as echo).
 func conversation(srv *llmtest.Server, replies ...llmtest.Reply) {
-	var mu sync.Mutex
-	srv.Handle(func(r *llmtest.Request) llmtest.Reply {
-		if strings.Contains(r.LastUserText(), "<conversation>") {
-			return echo(r)
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		if len(replies) == 0 {
-			return echo(r)
-		}
-		next := replies[0]
-		replies = replies[1:]
-		return next
-	})
+	srv.Handle(llmtest.Scripted(echo, echo, replies...))
 }
 
 // eventsOf returns the events of type T.
@@ -825,5 +813,92 @@ func TestAppendsFromAnotherProcess(t *testing.T) {
 	}
 	if got := srv.Requests()[1].Text(); strings.Contains(got, "another process") {
 		t.Errorf("the other process's custom entry reached the model: %s", got)
+	}
+}
+
+// liveHooked is liveWith with in-process hooks.
+func liveHooked(t *testing.T, srv *llmtest.Server, ev *events, st *settings.Settings, h *hook.Hooks) *agent.Agent {
+	t.Helper()
+	s, err := session.Create(filepath.Join(t.TempDir(), "s.jsonl"), session.Options{CWD: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := config(agentDir(t, srv), st, ev)
+	cfg.Model, cfg.NoContextFiles = srv.Model().Provider+"/"+srv.Model().ID, true
+	cfg.Hooks = hook.New(nil, hook.Options{Hooks: h})
+	ag := agent.New(s, cfg)
+	t.Cleanup(func() { ag.Close() })
+	return ag
+}
+
+// TestAutoCompactionHooks: the hooks hear why an automatic compaction runs
+// and whether the failed reply is sent again; a hook's cancel is a
+// CompactionEnd the conversation survives.
+func TestAutoCompactionHooks(t *testing.T) {
+	srv := llmtest.NewAnthropic(t)
+	conversation(srv,
+		llmtest.Stream(llmtest.Text("one"), llmtest.Usage(30, 2)),
+		llmtest.Overflow(),
+		llmtest.Stream(llmtest.Text("recovered"), llmtest.Usage(20, 3)),
+	)
+	var mu sync.Mutex
+	var seen []string
+	h := &hook.Hooks{BeforeCompact: func(ctx context.Context, ev *hook.BeforeCompactEvent) (*hook.BeforeCompactResult, error) {
+		mu.Lock()
+		seen = append(seen, fmt.Sprintf("%s willRetry=%v", ev.Reason, ev.WillRetry))
+		mu.Unlock()
+		return nil, nil
+	}}
+	var ev events
+	ag := liveHooked(t, srv, &ev, testSettings(t, "compaction.keepRecentTokens", "1"), h)
+	send(t, ag, "first")
+	send(t, ag, "second, which overflows")
+	if strings.Join(seen, ";") != "overflow willRetry=true" {
+		t.Errorf("hooks saw %v", seen)
+	}
+	if text, _ := ag.LastAssistantText(); text != "recovered" {
+		t.Errorf("reply %q", text)
+	}
+}
+
+func TestCompactionFailureDoesNotStopTheRun(t *testing.T) {
+	srv := llmtest.NewOpenAI(t)
+	conversation(srv,
+		llmtest.Stream(llmtest.Text("step"), llmtest.ToolCall("c1", "upper", `{"text":"a"}`), llmtest.Usage(400, 5)),
+		llmtest.Stream(llmtest.Text("finished anyway"), llmtest.Usage(60, 5)),
+	)
+	cancel := &hook.Hooks{BeforeCompact: func(ctx context.Context, ev *hook.BeforeCompactEvent) (*hook.BeforeCompactResult, error) {
+		return &hook.BeforeCompactResult{Cancel: true}, nil
+	}}
+	var ev events
+	st := testSettings(t, "compaction.keepRecentTokens", "1", "compaction.reserveTokens", "199700")
+	ag := liveHooked(t, srv, &ev, st, cancel)
+	send(t, ag, "go")
+	ends := eventsOf[agent.CompactionEnd](&ev)
+	if len(ends) == 0 || !ends[0].Aborted || ends[0].Result != nil {
+		t.Fatalf("compaction ends %+v", ends)
+	}
+	if text, _ := ag.LastAssistantText(); text != "finished anyway" {
+		t.Errorf("reply %q", text)
+	}
+}
+
+func TestAutoCompactionDisabled(t *testing.T) {
+	srv := llmtest.NewAnthropic(t)
+	conversation(srv,
+		llmtest.Stream(llmtest.Text("one"), llmtest.Usage(100, 2)),
+		llmtest.Stream(llmtest.Text("big"), llmtest.Usage(500, 2)),
+	)
+	var ev events
+	st := testSettings(t, "compaction.enabled", "false", "compaction.keepRecentTokens", "1", "compaction.reserveTokens", "199700")
+	ag, _ := liveWith(t, srv, &ev, st)
+	send(t, ag, "first")
+	send(t, ag, "second")
+	if n := len(eventsOf[agent.CompactionStart](&ev)); n != 0 {
+		t.Errorf("%d automatic compactions with compaction.enabled false", n)
+	}
+	// /compact still works.
+	if _, err := ag.Compact(t.Context(), agent.CompactRequest{}); err != nil {
+		t.Errorf("manual compaction: %v", err)
 	}
 }

@@ -28,12 +28,17 @@ func (a *Agent) SessionsDir() string {
 // NewSession starts a new session in the sessions directory (one kept in
 // memory when the current one is) and works on it from now on. A run in
 // progress is aborted first; queued messages stay queued.
-func (a *Agent) NewSession() error {
+func (a *Agent) NewSession() error { return a.NewSessionFrom("") }
+
+// NewSessionFrom is NewSession with parent, when not empty, recorded in the
+// new session's header as the session it came from (parentSession; pi's
+// new_session command takes it from its client).
+func (a *Agent) NewSessionFrom(parent string) error {
 	a.Abort()
 	a.mu.Lock()
 	memory := a.s.File() == ""
 	a.mu.Unlock()
-	opts := session.Options{CWD: a.cwd()}
+	opts := session.Options{CWD: a.cwd(), ParentSession: parent}
 	var s *session.Session
 	var err error
 	if memory {

@@ -31,6 +31,12 @@ type State struct {
 	MessageCount, PendingMessageCount int
 	// Context is how full the model's context window is.
 	Context ContextUsage
+
+	// Streaming is set while a prompt's run goes on (its retries and
+	// automatic compactions included), not during a manual compaction or
+	// a navigation: when a prompt must say steer or followUp (pi's
+	// isStreaming).
+	Streaming bool
 }
 
 // ContextUsage says how much of the model's context window the conversation
@@ -53,7 +59,7 @@ func (a *Agent) State() State {
 	defer a.mu.Unlock()
 	c := &a.conv
 	st := State{
-		ThinkingLevel: c.thinking, Busy: c.busy, Compacting: c.compacting,
+		ThinkingLevel: c.thinking, Busy: c.busy, Compacting: c.compacting, Streaming: c.busy && !c.manual,
 		SteeringMode: c.steering.modeOrDefault(), FollowUpMode: c.followUp.modeOrDefault(),
 		SessionFile: a.s.File(), SessionName: a.s.Name(),
 		AutoCompaction: c.autoCompact, AutoRetry: c.autoRetry,

@@ -37,7 +37,7 @@ func MarshalEvent(ev Event) (line []byte, ok bool, err error) {
 			w.Value("toolResults", orEmpty(e.ToolResults))
 		}
 	case MessageStart:
-		fill = func(w *jsonwire.ObjectWriter) { w.Value("message", e.Message) }
+		fill = func(w *jsonwire.ObjectWriter) { w.Value("message", begunReply(e.Message)) }
 	case MessageEnd:
 		fill = func(w *jsonwire.ObjectWriter) { w.Value("message", e.Message) }
 	case MessageUpdate:
@@ -108,6 +108,11 @@ func MarshalEvent(ev Event) (line []byte, ok bool, err error) {
 		fill = func(w *jsonwire.ObjectWriter) { w.Str("level", string(e.Level)) }
 	case SessionInfoChanged:
 		fill = func(w *jsonwire.ObjectWriter) { w.OptStr("name", e.Name) }
+	case BashUpdate:
+		fill = func(w *jsonwire.ObjectWriter) {
+			w.OptStr("id", e.ID)
+			w.Str("delta", e.Delta)
+		}
 	case BranchSummaryStart:
 		fill = func(*jsonwire.ObjectWriter) {}
 	case BranchSummaryEnd:
@@ -139,6 +144,21 @@ func MarshalEvent(ev Event) (line []byte, ok bool, err error) {
 		fill(w)
 	})
 	return line, err == nil, err
+}
+
+// stopPending is the stop reason pi gives a reply whose stream has only
+// begun.
+const stopPending llm.StopReason = "pending"
+
+// begunReply is m as pi's message_start carries it: a reply that has only
+// begun has stopReason "pending".
+func begunReply(m llm.Message) llm.Message {
+	if am, ok := m.(*llm.AssistantMessage); ok && am.StopReason == "" {
+		c := *am
+		c.StopReason = stopPending
+		return &c
+	}
+	return m
 }
 
 func marshalObject(fill func(w *jsonwire.ObjectWriter)) ([]byte, error) {

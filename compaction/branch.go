@@ -91,6 +91,10 @@ type BranchPreparation struct {
 	TotalTokens int `json:"totalTokens"`
 	// EntriesCollected is the number of entries in the branch.
 	EntriesCollected int `json:"entriesCollected"`
+	// Ledger is what the summary must keep (see [Ledger]), from every
+	// message of the branch, budget or not, and the ledgers of the
+	// summaries in it.
+	Ledger *Ledger `json:"-"`
 }
 
 // BranchBudget is the token budget for a branch summary's messages: the
@@ -144,6 +148,7 @@ func prepareBranch(entries []*session.Entry, tokenBudget int, piRules bool) (*Br
 		edits[edit.TargetID] = edit
 	}
 	var files fileTracker
+	led := newLedgerScan()
 	msgs := make([]session.Message, len(entries))
 	for i, e := range entries {
 		m, err := branchMessage(e, edits)
@@ -156,7 +161,7 @@ func prepareBranch(entries []*session.Entry, tokenBudget int, piRules bool) (*Br
 		msgs[i] = m
 		switch e.Type {
 		case session.TypeBranchSummary:
-			addBranchSummaryFiles(&files, e)
+			addBranchSummaryFiles(&files, e, led)
 		case session.TypeCompaction:
 			if piRules {
 				break
@@ -168,11 +173,13 @@ func prepareBranch(entries []*session.Entry, tokenBudget int, piRules bool) (*Br
 			if c := p.(*session.CompactionEntry); !c.FromHook {
 				if d, ok := ParseDetails(c.Details); ok {
 					files.addDetails(d)
+					led.absorb(d.Ledger)
 				}
 			}
 		}
 		if m != nil && !piRules {
 			files.addMessage(m)
+			led.message(m)
 		}
 	}
 	prep := &BranchPreparation{EntriesCollected: len(entries)}
@@ -198,6 +205,7 @@ func prepareBranch(entries []*session.Entry, tokenBudget int, piRules bool) (*Br
 		prep.TotalTokens += t
 	}
 	prep.FileOps = files.ops()
+	prep.Ledger = led.done(true) // the branch was left: no current request
 	prep.Messages = make([]session.Message, 0, len(entries)-first)
 	for _, m := range msgs[first:] {
 		if m != nil {
@@ -268,6 +276,8 @@ type BranchResult struct {
 	Deterministic  bool
 	FallbackReason string
 	ModelError     error
+	// LedgerCheck is what the check against the ledger found and repaired.
+	LedgerCheck *LedgerCheck
 }
 
 // Entry returns the branch summary entry payload. fromID is the entry the
@@ -303,12 +313,17 @@ func SummarizeBranch(ctx context.Context, prep *BranchPreparation, opts Options)
 	if reserve <= 0 {
 		reserve = DefaultBranchSummaryReserveTokens
 	}
+	led := prep.Ledger
+	if led == nil {
+		led = LedgerOf(msgs)
+		led.Request = ""
+	}
 	s := newSummarizer(opts, reserve)
 	var fb *fallback
 	var text string
 	if opts.Provider == nil {
 		fb = s.offline()
-		text = deterministicSummary(msgs, "", opts.CustomInstructions, fb.reason, s.deterministicLimit())
+		text = deterministicSummary(msgs, "", opts.CustomInstructions, fb.reason, s.deterministicLimit(), led)
 	} else {
 		var err error
 		text, err = s.summarizeSpan(ctx, kindBranch, msgs, "", false)
@@ -317,7 +332,7 @@ func SummarizeBranch(ctx context.Context, prep *BranchPreparation, opts Options)
 		case errors.As(err, &f):
 			b := s.fallbackFrom(PhaseBranch, f)
 			fb = &b
-			text = deterministicSummary(f.remaining, f.running, opts.CustomInstructions, fb.reason, s.deterministicLimit())
+			text = deterministicSummary(f.remaining, f.running, opts.CustomInstructions, fb.reason, s.deterministicLimit(), led)
 		case err != nil:
 			return nil, err
 		}
@@ -325,11 +340,13 @@ func SummarizeBranch(ctx context.Context, prep *BranchPreparation, opts Options)
 	if err := ctx.Err(); err != nil {
 		return nil, &cancelledError{err}
 	}
-	fileLists, details := finish(prep.FileOps, fb)
+	text, check := led.repair(strings.TrimSpace(text), prep.FileOps.modified(), s.bound(spanTokens(msgs, ""), fb != nil))
+	fileLists, details := finish(prep.FileOps, fb, led, check)
 	res := &BranchResult{
-		Summary: branchPreamble + strings.TrimSpace(text) + fileLists,
-		Details: details,
-		Usage:   s.usagePtr(),
+		Summary:     branchPreamble + text + fileLists,
+		Details:     details,
+		Usage:       s.usagePtr(),
+		LedgerCheck: check,
 	}
 	if fb != nil {
 		res.Deterministic, res.FallbackReason, res.ModelError = true, fb.reason, fb.err

@@ -173,7 +173,7 @@ func TestDeterministicBounded(t *testing.T) {
 		limit int
 	}{{"many rounds", span, 2000}, {"pasted logs", pasted, 2000}, {"pasted logs, limit 1000", pasted, 1000}, {"pasted logs, limit 300", pasted, 300}} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := deterministicSummary(tc.span, strings.Repeat("## Goal\n- old goal\n", 500), "", "test", tc.limit)
+			got := deterministicSummary(tc.span, strings.Repeat("## Goal\n- old goal\n", 500), "", "test", tc.limit, nil)
 			if n := llm.UTF16Len(got); n > tc.limit*4 {
 				t.Errorf("summary is %d units, over %d", n, tc.limit*4)
 			}
@@ -286,7 +286,7 @@ func TestSpanFailureKeepsProgress(t *testing.T) {
 	if len(got) != 1 || got[0].Kind != ProgressFallback || got[0].Err == nil {
 		t.Errorf("progress = %+v", got)
 	}
-	text := deterministicSummary(f.remaining, f.running, "", fb.reason, 1000)
+	text := deterministicSummary(f.remaining, f.running, "", fb.reason, 1000, nil)
 	if !strings.Contains(text, "- from the model") || !strings.Contains(text, "later request") {
 		t.Errorf("fallback summary:\n%s", text)
 	}

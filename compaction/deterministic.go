@@ -74,8 +74,11 @@ type sections struct {
 }
 
 // deterministicSummary summarizes span by code, merging previous into it,
-// within deterministicBudget of what they replace and limitTokens.
-func deterministicSummary(span []session.Message, previous, instructions, reason string, limitTokens int) string {
+// within deterministicBudget of what they replace and limitTokens. What the
+// ledger holds (led, when not nil) is part of every rendering tried: a
+// rendering that leaves out one of its items (the oldest rules, when the
+// list is bounded) gets it back, and must still fit.
+func deterministicSummary(span []session.Message, previous, instructions, reason string, limitTokens int, led *Ledger) string {
 	previous = stripFileLists(previous)
 	replaced := tokensOf(previous)
 	for _, m := range span {
@@ -91,7 +94,14 @@ func deterministicSummary(span []session.Message, previous, instructions, reason
 	if in := strings.TrimSpace(instructions); in != "" {
 		head = append(head, "- The user asked this summary to focus on: "+oneLine(in, 400))
 	}
-	return s.fit(head, deterministicBudget(replaced, limitTokens)*4, limitTokens*4)
+	complete := func(text string, boundTokens int) string { return text }
+	if led != nil {
+		complete = func(text string, boundTokens int) string {
+			out, _ := led.repair(text, nil, boundTokens)
+			return out
+		}
+	}
+	return s.fit(head, deterministicBudget(replaced, limitTokens)*4, limitTokens*4, complete)
 }
 
 // A failure is a tool call or command that failed.
@@ -548,7 +558,9 @@ func (s *sections) merge(d *digest) {
 	var exits exitLogs
 	for _, it := range s.critical {
 		switch {
-		case strings.HasPrefix(it, "- "+deterministicMarker), strings.HasPrefix(it, "- The user asked this summary to focus on"):
+		case strings.HasPrefix(it, "- "+deterministicMarker), strings.HasPrefix(it, "- The user asked this summary to focus on"),
+			strings.HasPrefix(it, repairRequest), strings.HasPrefix(it, repairFailure), strings.HasPrefix(it, repairPin):
+			// The ledger puts back its current items.
 		case d.assistant != "" && strings.HasPrefix(it, lastAssistantItem):
 		case exits.parse(it):
 		case d.requests > 0 && strings.HasPrefix(it, touchedItem):
@@ -850,17 +862,20 @@ func isBareStatus(line string) bool {
 }
 
 // fit renders the sections within budget UTF-16 units, shrinking the lists
-// and items step by step. When even the smallest rendering is larger, it
-// is used as long as it fits limit (the output limit); only a limit too
-// small for the headings themselves cuts the text.
-func (s *sections) fit(head []string, budget, limit int) string {
+// and items step by step; complete finishes each rendering (puts back what
+// the ledger holds, within a bound in tokens) before it is measured. When
+// no complete rendering fits, the smallest gets what still fits the budget;
+// when even the smallest rendering is larger, it is used as long as it fits
+// limit (the output limit); only a limit too small for the headings
+// themselves cuts the text.
+func (s *sections) fit(head []string, budget, limit int, complete func(text string, boundTokens int) string) string {
 	var text string
 	for _, c := range shrinkSteps {
-		text = s.render(head, c)
-		if llm.UTF16Len(text) <= budget {
+		if text = complete(s.render(head, c), limit/4); llm.UTF16Len(text) <= budget {
 			return text
 		}
 	}
+	text = complete(s.render(head, shrinkSteps[len(shrinkSteps)-1]), budget/4)
 	if llm.UTF16Len(text) <= limit {
 		return text
 	}
@@ -1066,11 +1081,55 @@ var (
 	ruleLead  = regexp.MustCompile(`(?i)(^|[;:,]\s+|\b(and|but|so|please|then)\s+)(never|always|don't|do not|avoid|prefer|make sure|ensure|keep|only|stop)\b`)
 )
 
+// ruleWords are the first words of what the two patterns match, lower
+// case: a sentence with none of them is no rule, and the patterns are not
+// run.
+var ruleWords = map[string]bool{
+	"must": true, "mustn't": true, "should": true, "shouldn't": true, "have": true, "has": true, "not": true,
+	"required": true, "no": true, "never": true, "always": true, "don't": true, "do": true, "avoid": true,
+	"prefer": true, "make": true, "ensure": true, "keep": true, "only": true, "stop": true,
+}
+
 // isRule reports whether a sentence states a rule: not a question, not a
 // fragment.
 func isRule(sent string) bool {
-	return !strings.HasSuffix(sent, "?") && len(strings.Fields(sent)) >= 3 && (ruleModal.MatchString(sent) || ruleLead.MatchString(sent))
+	if strings.HasSuffix(sent, "?") || len(strings.Fields(sent)) < 3 || !hasRuleWord(sent) {
+		return false
+	}
+	return ruleModal.MatchString(sent) || ruleLead.MatchString(sent)
 }
+
+// hasRuleWord reports whether text holds one of ruleWords, in any case
+// (ASCII letters: the words are ASCII), looking at each word once.
+func hasRuleWord(text string) bool {
+	var word [9]byte
+	for i := 0; i < len(text); {
+		if !asciiLetter(text[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(text) && (asciiLetter(text[j]) || text[j] == '\'') {
+			j++
+		}
+		if n := j - i; n >= 2 && n <= len(word) {
+			for k := range n {
+				c := text[i+k]
+				if 'A' <= c && c <= 'Z' {
+					c += 'a' - 'A'
+				}
+				word[k] = c
+			}
+			if ruleWords[string(word[:n])] {
+				return true
+			}
+		}
+		i = j
+	}
+	return false
+}
+
+func asciiLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
 
 // rulesIn returns the sentences of a user message that state a rule or
 // preference, outside code blocks, without leading symbols (an emoji that
@@ -1116,7 +1175,12 @@ func withoutCodeBlocks(text string) string {
 	var b strings.Builder
 	in := false
 	for _, line := range strings.SplitAfter(text, "\n") {
-		if strings.HasPrefix(strings.TrimSpace(line), "```") {
+		if trimmed := strings.TrimSpace(line); strings.HasPrefix(trimmed, "```") {
+			// A closing fence with text after it ("```. Keep it small.")
+			// keeps the text: people write on after pasting.
+			if rest := strings.TrimLeft(trimmed, "`"); in && rest != "" {
+				b.WriteString(rest)
+			}
 			in = !in
 			b.WriteString("\n")
 			continue

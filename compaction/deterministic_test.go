@@ -190,7 +190,7 @@ func TestBlockedResolution(t *testing.T) {
 		bash("6", "go test ./..."), ok("6"),
 		bash("7", "make lint"), fail("7", "lint: 1 problem"),
 	}
-	text := deterministicSummary(span, "", "", "test", 5000)
+	text := deterministicSummary(span, "", "", "test", 5000, nil)
 	blocked := text[strings.Index(text, "### Blocked"):strings.Index(text, "## Key Decisions")]
 	if want := "### Blocked\n- `make lint` failed (exit 1): lint: 1 problem\n\n"; blocked != want {
 		t.Errorf("blocked:\n%s\nwant:\n%s", blocked, want)
@@ -208,7 +208,7 @@ func TestBlockedResolution(t *testing.T) {
 
 	// The next span fixes the lint; the earlier summary's failure goes.
 	later := []session.Message{userMsg(llm.Text{Text: "Carry on."}), bash("8", "make lint"), ok("8")}
-	text = deterministicSummary(later, text, "", "test", 5000)
+	text = deterministicSummary(later, text, "", "test", 5000, nil)
 	if !strings.Contains(text, "### Blocked\n- (none)\n") || strings.Contains(text, "Fix the last failure") || strings.Contains(text, "Error from `make lint`") {
 		t.Errorf("the lint failure was not resolved:\n%s", text)
 	}

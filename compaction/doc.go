@@ -254,11 +254,34 @@
 // summary takes at most a fifth of what it replaces (the span and the
 // summary it updates), at least min(1,000 tokens, three quarters of it),
 // never more than the output limit; to fit, its lists keep their newest
-// items (the rules longest) and long items are cut head and tail. The
+// items (the rules longest) and long items are cut head and tail, but every
+// rendering must hold what the must-survive ledger holds (below): a rule
+// left out of a bounded list is put back, the oldest included, and a
+// smaller rendering is tried when that passes the budget. The
 // summary says it was built by code and why; details carry
 // "summarizer": "deterministic" and "deterministicReason" next to pi's
 // readFiles and modifiedFiles arrays, and the next compaction's update prompt
 // asks the model to rewrite such a summary properly.
+//
+// # What must survive
+//
+// Before a summary is asked for, [Prepare] (and [PrepareBranch]) extract
+// from the span what it must not lose, into a [Ledger]: the user's sentences
+// stating rules or preferences word for word (from /compact instructions
+// too), the current request when only the summary will hold it, the
+// latest failure not resolved since, the pins of the path ([Pins]). The
+// previous compaction's ledger (its details, member "ledger") is read back
+// first, so the ledger accumulates like the file lists. After the model (or
+// code) answered, every item is looked for in the summary, white space
+// aside; what is missing is written back by code into Constraints &
+// Preferences or Critical Context (created where they belong), within
+// [SummaryBound] (never more than a model's summary may be, and a quarter
+// smaller than what the summary replaces; the summary by code keeps its own,
+// smaller budget), and the check is stored as "ledgerCheck". The modified
+// files are in the file lists code appends to every summary. A hook's
+// summary is the hook's: not repaired, and its entry breaks the chain, as
+// for the file lists. [Breakdown] measures what fills a context by kind and
+// what a compaction now would cut and keep.
 //
 // # Branch summaries
 //

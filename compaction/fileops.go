@@ -301,6 +301,12 @@ type Details struct {
 	Summarizer string `json:"summarizer,omitzero"`
 	// DeterministicReason says why no model wrote the summary.
 	DeterministicReason string `json:"deterministicReason,omitzero"`
+	// Ledger is what the next summary must keep ([Ledger]); LedgerCheck
+	// what the check of this summary found and repaired; Receipt what the
+	// compaction did. Prime's additions, which pi ignores.
+	Ledger      *Ledger      `json:"ledger,omitzero"`
+	LedgerCheck *LedgerCheck `json:"ledgerCheck,omitzero"`
+	Receipt     *Receipt     `json:"receipt,omitzero"`
 }
 
 // Encode returns the details as JSON, never with null lists.
@@ -313,7 +319,7 @@ func (d Details) Encode() jsontext.Value {
 	}
 	b, err := json.Marshal(d)
 	if err != nil {
-		panic("compaction: encoding details: " + err.Error()) // only strings and string slices: cannot fail
+		panic("compaction: encoding details: " + err.Error()) // strings, numbers and their lists: cannot fail
 	}
 	return b
 }
@@ -337,6 +343,12 @@ func ParseDetails(raw jsontext.Value) (d Details, ok bool) {
 			d.Summarizer = readOptString(dec)
 		case "deterministicReason":
 			d.DeterministicReason = readOptString(dec)
+		case "ledger":
+			d.Ledger = readOptObject[Ledger](dec)
+		case "ledgerCheck":
+			d.LedgerCheck = readOptObject[LedgerCheck](dec)
+		case "receipt":
+			d.Receipt = readOptObject[Receipt](dec)
 		default:
 			return dec.SkipValue()
 		}
@@ -365,6 +377,20 @@ func readStringArray(dec *jsontext.Decoder) []string {
 		if it.Kind() == '"' && json.Unmarshal(it, &s, jsonwire.ReadOptions) == nil {
 			out = append(out, s)
 		}
+	}
+	return out
+}
+
+// readOptObject reads one of Prime's objects; any other value, or one of
+// the wrong shape, reads as nil. It always consumes one value.
+func readOptObject[T any](dec *jsontext.Decoder) *T {
+	v, err := dec.ReadValue()
+	if err != nil || v.Kind() != '{' {
+		return nil
+	}
+	out := new(T)
+	if json.Unmarshal(v, out, jsonwire.ReadOptions) != nil {
+		return nil
 	}
 	return out
 }

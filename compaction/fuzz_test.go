@@ -140,7 +140,7 @@ func FuzzDeterministicSummary(f *testing.F) {
 	f.Fuzz(func(t *testing.T, previous, request string, limit int) {
 		limit = 50 + abs(limit)%5000
 		msgs := spanOf(request)
-		got := deterministicSummary(msgs, previous, "", "fuzz", limit)
+		got := deterministicSummary(msgs, previous, "", "fuzz", limit, nil)
 		if n := llm.UTF16Len(got); n > limit*4 {
 			t.Fatalf("summary of %d units exceeds %d", n, limit*4)
 		}

@@ -160,7 +160,7 @@ func TestPreviousSummaryNeverDropped(t *testing.T) {
 	if s.calls != 0 {
 		t.Error("the model was asked")
 	}
-	text := deterministicSummary(f.remaining, f.running, "", f.reason, s.deterministicLimit())
+	text := deterministicSummary(f.remaining, f.running, "", f.reason, s.deterministicLimit(), nil)
 	if !strings.Contains(text, "keep me keep me") || !strings.Contains(text, "request 1: please fix the build") {
 		t.Errorf("fallback lost the previous summary or the span:\n%.500s", text)
 	}

@@ -21,6 +21,7 @@ type preparationWire struct {
 	FileOps             FileOps          `json:"fileOps"`
 	Settings            Settings         `json:"settings"`
 	PreviousSummarizer  string           `json:"previousSummarizer,omitzero"`
+	Ledger              *Ledger          `json:"ledger,omitzero"`
 }
 
 // MarshalJSONTo writes the preparation under pi's field names; messages are
@@ -34,6 +35,7 @@ func (p *Preparation) MarshalJSONTo(enc *jsontext.Encoder) error {
 		FileOps:            normalizedFileOps(p.FileOps),
 		Settings:           p.Settings,
 		PreviousSummarizer: p.PreviousSummarizer,
+		Ledger:             p.Ledger,
 	}
 	var err error
 	if w.MessagesToSummarize, err = encodeMessages(p.MessagesToSummarize); err != nil {
@@ -71,6 +73,7 @@ func (p *Preparation) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		FileOps:             normalizedFileOps(w.FileOps),
 		Settings:            w.Settings,
 		PreviousSummarizer:  w.PreviousSummarizer,
+		Ledger:              w.Ledger,
 	}
 	return nil
 }

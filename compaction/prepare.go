@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/prime-agent/prime/internal/numfmt"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/session"
 )
@@ -35,6 +36,14 @@ type Preparation struct {
 	FileOps FileOps `json:"fileOps"`
 	// Settings are the settings the preparation was made with.
 	Settings Settings `json:"settings"`
+
+	// Ledger is what the summary must keep (see [Ledger]): the previous
+	// compaction's ledger and those of the branch summaries in the span,
+	// with what the span adds; and the pins of the path. Prepare extracts
+	// it from the span as the path holds it, so a hook replacing the
+	// messages to summarize does not change it. Prime's addition to pi's
+	// form ("ledger"), for hooks that write summaries of their own.
+	Ledger *Ledger `json:"ledger,omitzero"`
 
 	// PreviousSummarizer is the previous compaction's details.summarizer,
 	// SummarizerDeterministic when code wrote it. Prime's addition: the
@@ -368,7 +377,7 @@ func Prepare(path []*session.Entry, s Settings) (*Preparation, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compaction: %w", err)
 	}
-	return prepare(ctx, s)
+	return prepare(ctx, Pins(path), s)
 }
 
 // leafCompacted is why a path ending in a compaction is not compacted.
@@ -378,8 +387,10 @@ func leafCompacted() error {
 
 // PrepareContext is [Prepare] of the conversation whose context c is (see
 // [session.Session.Context]): the same decision, made from the context's
-// projection, without the whole path to the leaf at hand.
-func PrepareContext(c session.Context, s Settings) (*Preparation, error) {
+// projection, without the whole path to the leaf at hand. pins are the
+// pins in force at the leaf (see [PinsOf]): they may come from before the
+// context's compaction, where the context does not reach.
+func PrepareContext(c session.Context, pins []Pin, s Settings) (*Preparation, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
@@ -397,11 +408,11 @@ func PrepareContext(c session.Context, s Settings) (*Preparation, error) {
 	if first.Type == session.TypeCompaction && c.AfterCompaction() == n {
 		return nil, leafCompacted() // nothing after the latest compaction: it is the leaf
 	}
-	return prepare(c, s)
+	return prepare(c, pins, s)
 }
 
-// prepare is Prepare of a context.
-func prepare(ctx session.Context, s Settings) (*Preparation, error) {
+// prepare is Prepare of a context, with the pins in force at its leaf.
+func prepare(ctx session.Context, pins []Pin, s Settings) (*Preparation, error) {
 	proj, err := project(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("compaction: %w", err)
@@ -432,12 +443,14 @@ func prepare(ctx session.Context, s Settings) (*Preparation, error) {
 	prep.TokensBefore = tokensBefore(proj)
 
 	var files fileTracker
+	led := newLedgerScan()
 	if pc := proj.compaction; pc != nil {
 		prep.PreviousSummary = pc.Summary
 		if !pc.FromHook {
 			if d, ok := ParseDetails(pc.Details); ok {
 				files.addDetails(d)
 				prep.PreviousSummarizer = d.Summarizer
+				led.absorb(d.Ledger)
 			}
 		}
 	}
@@ -448,19 +461,43 @@ func prepare(ctx session.Context, s Settings) (*Preparation, error) {
 	for i := proj.start; i < spanEnd; i++ {
 		n := &nodes[i]
 		if n.entry.Type == session.TypeBranchSummary && n.visible() {
-			addBranchSummaryFiles(&files, n.entry)
+			addBranchSummaryFiles(&files, n.entry, led)
 		}
 		if n.msg != nil {
 			files.addMessage(n.msg)
+			led.message(n.msg)
 		}
 	}
 	prep.FileOps = files.ops()
+	for i := spanEnd; i < len(nodes); i++ {
+		if nodes[i].msg != nil {
+			led.kept(nodes[i].msg)
+		}
+	}
+	prep.Ledger = led.done(keptRequest(nodes[c.first:]))
+	system := ""
+	if sys := proj.ctx.System(); sys != nil {
+		system = sys.Prompt()
+	}
+	prep.Ledger.Pins = ledgerPins(pins, system)
 	return prep, nil
 }
 
+// keptRequest reports whether the kept part shows the model a user message
+// with text: the request being worked on is then there word for word.
+func keptRequest(kept []node) bool {
+	for i := range kept {
+		if u, ok := kept[i].msg.(*llm.UserMessage); ok && userText(u) != "" {
+			return true
+		}
+	}
+	return false
+}
+
 // addBranchSummaryFiles adds the file lists of a branch summary written by
-// Prime or pi (not by a hook). pi forgets them on compaction (§10.1 #20).
-func addBranchSummaryFiles(files *fileTracker, e *session.Entry) {
+// Prime or pi (not by a hook), and its ledger to led when led is not nil.
+// pi forgets them on compaction (§10.1 #20).
+func addBranchSummaryFiles(files *fileTracker, e *session.Entry, led *ledgerScan) {
 	p, err := e.Payload()
 	if err != nil {
 		return
@@ -468,6 +505,9 @@ func addBranchSummaryFiles(files *fileTracker, e *session.Entry) {
 	if bs, ok := p.(*session.BranchSummaryEntry); ok && !bs.FromHook {
 		if d, ok := ParseDetails(bs.Details); ok {
 			files.addDetails(d)
+			if led != nil {
+				led.absorb(d.Ledger)
+			}
 		}
 	}
 }
@@ -494,8 +534,8 @@ func nothingToCompact(proj *projection, s Settings) error {
 		return notCompactable(ErrNothingToCompact, "the conversation has no messages to summarize")
 	}
 	return notCompactable(ErrNothingToCompact,
-		"the %d tokens of conversation fit in the %d kept verbatim (keepRecentTokens), so a summary would replace nothing",
-		total, s.KeepRecentTokens)
+		"the %s tokens of conversation fit in the %s kept verbatim (keepRecentTokens), so a summary would replace nothing",
+		numfmt.Commas(total), numfmt.Commas(s.KeepRecentTokens))
 }
 
 // tokensBefore estimates the context the compaction replaces, as pi 1.6

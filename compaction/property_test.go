@@ -376,7 +376,8 @@ func TestPrepareContextMatchesPrepare(t *testing.T) {
 			}
 			for _, k := range []int{1, 2000, 20000, 1 << 30} {
 				want, werr := Prepare(ps.s.Path(leaf.ID), keep(k))
-				got, gerr := PrepareContext(ctx, keep(k))
+				view, _ := ps.s.ViewOf(leaf.ID)
+				got, gerr := PrepareContext(ctx, PinsOf(view), keep(k))
 				if fmt.Sprint(gerr) != fmt.Sprint(werr) {
 					t.Fatalf("%s at %s, keep %d: error %v, want %v", ps.name, leaf.ID, k, gerr, werr)
 				}

@@ -61,8 +61,13 @@ func (s *sequential) Stream(ctx context.Context, req *llm.Request) iter.Seq[llm.
 // history, in one request.
 func historyPrep() *Preparation {
 	return &Preparation{FirstKeptEntryID: "kept", MessagesToSummarize: a4Span(), TurnPrefixMessages: []session.Message{},
-		TokensBefore: 1234, Settings: DefaultSettings()}
+		TokensBefore: 1234, Settings: DefaultSettings(), Ledger: noLedger()}
 }
+
+// noLedger is an empty ledger: the tests of the requests and of how their
+// answers are assembled see the summaries as the model wrote them (the
+// ledger's repairs are tested in ledger_test.go).
+func noLedger() *Ledger { return &Ledger{} }
 
 // progressLog collects progress reports.
 type progressLog []Progress
@@ -293,7 +298,7 @@ func unsizedOverflow() llmtest.Reply { return llmtest.HTTPError(400, "", "prompt
 func TestModelOverflowLadder(t *testing.T) {
 	withFakes(t, func(t *testing.T, srv *llmtest.Server) {
 		span := bigSpan(4, 50)
-		prep := &Preparation{FirstKeptEntryID: "k", MessagesToSummarize: span, Settings: DefaultSettings()}
+		prep := &Preparation{FirstKeptEntryID: "k", MessagesToSummarize: span, Settings: DefaultSettings(), Ledger: noLedger()}
 		t.Run("overflow three times", func(t *testing.T) {
 			srv.Queue(unsizedOverflow(), unsizedOverflow(), unsizedOverflow())
 			before := len(srv.Requests())
@@ -399,7 +404,7 @@ func TestModelFoldsOversizedSpan(t *testing.T) {
 		model := srv.Model()
 		model.ContextWindow, model.MaxTokens = 6000, 1000
 		span := pastedRounds(12, 250)
-		prep := &Preparation{FirstKeptEntryID: "k", MessagesToSummarize: span, Settings: DefaultSettings()}
+		prep := &Preparation{FirstKeptEntryID: "k", MessagesToSummarize: span, Settings: DefaultSettings(), Ledger: noLedger()}
 		t.Run("folded", func(t *testing.T) {
 			before := len(srv.Requests())
 			parts := 0
@@ -470,6 +475,7 @@ func TestModelSplitTurn(t *testing.T) {
 	withFakes(t, func(t *testing.T, srv *llmtest.Server) {
 		t.Run("history then prefix", func(t *testing.T) {
 			prep := mustPrepare(t, sessionSpan(t).path, keep(100))
+			prep.Ledger = noLedger()
 			if !prep.IsSplitTurn || len(prep.MessagesToSummarize) == 0 {
 				t.Fatal("not a split turn with history")
 			}

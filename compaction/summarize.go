@@ -134,6 +134,9 @@ type Result struct {
 	Deterministic  bool
 	FallbackReason string
 	ModelError     error
+	// LedgerCheck is what the check against the ledger found and repaired
+	// (also in Details).
+	LedgerCheck *LedgerCheck
 }
 
 // Entry returns the compaction entry payload for the result.
@@ -214,6 +217,9 @@ type summarizer struct {
 	// window the server showed when smaller than the model's, else 0.
 	ratio  float64
 	window int
+	// ledger is what the summary must keep; the summary built by code
+	// keeps it itself.
+	ledger *Ledger
 }
 
 func newSummarizer(opts Options, reserveTokens int) *summarizer {
@@ -613,7 +619,14 @@ func Compact(ctx context.Context, prep *Preparation, opts Options) (*Result, err
 	if err := ctx.Err(); err != nil {
 		return nil, &cancelledError{err}
 	}
+	led := prep.Ledger
+	if led == nil {
+		history, prefix := prep.spans()
+		led = LedgerOf(append(history[:len(history):len(history)], prefix...))
+	}
+	led = led.withInstructions(opts.CustomInstructions)
 	s := newSummarizer(opts, prep.Settings.ReserveTokens)
+	s.ledger = led
 	summary, fb, err := s.compactSummary(ctx, prep)
 	if err != nil {
 		return nil, err
@@ -621,8 +634,10 @@ func Compact(ctx context.Context, prep *Preparation, opts Options) (*Result, err
 	if err := ctx.Err(); err != nil {
 		return nil, &cancelledError{err}
 	}
-	fileLists, details := finish(prep.FileOps, fb)
+	summary, check := led.repair(summary, prep.FileOps.modified(), s.bound(prep.replacedTokens(), fb != nil))
+	fileLists, details := finish(prep.FileOps, fb, led, check)
 	res := &Result{
+		LedgerCheck:        check,
 		Summary:            summary + fileLists,
 		FirstKeptEntryID:   prep.FirstKeptEntryID,
 		TokensBefore:       prep.TokensBefore,
@@ -637,10 +652,19 @@ func Compact(ctx context.Context, prep *Preparation, opts Options) (*Result, err
 }
 
 // finish renders the file lists appended to a summary and the details
-// stored with it, marked when code built the summary.
-func finish(files FileOps, fb *fallback) (fileLists string, details jsontext.Value) {
+// stored with it: the lists, the ledger and its check (when they hold
+// anything), marked when code built the summary.
+func finish(files FileOps, fb *fallback, led *Ledger, check *LedgerCheck) (fileLists string, details jsontext.Value) {
 	readFiles, modifiedFiles := files.Lists()
 	d := Details{ReadFiles: readFiles, ModifiedFiles: modifiedFiles}
+	if check != nil && check.Checked > 0 {
+		d.LedgerCheck = check
+	}
+	if led != nil && (len(led.Constraints) > 0 || led.Request != "" || led.Failure != nil) {
+		stored := *led
+		stored.Pins = nil // the pin entries are their record
+		d.Ledger = &stored
+	}
 	if fb != nil {
 		d.Summarizer, d.DeterministicReason = SummarizerDeterministic, fb.reason
 	}
@@ -663,7 +687,7 @@ func (s *summarizer) compactSummary(ctx context.Context, prep *Preparation) (str
 	limit := s.deterministicLimit()
 	if s.opts.Provider == nil {
 		fb := s.offline()
-		return deterministicSummary(append(history[:len(history):len(history)], prefix...), previous, s.opts.CustomInstructions, fb.reason, limit), fb, nil
+		return deterministicSummary(append(history[:len(history):len(history)], prefix...), previous, s.opts.CustomInstructions, fb.reason, limit, s.ledger), fb, nil
 	}
 
 	summary := previous // a split turn with no history keeps it (pi-reference §10.1 #10)
@@ -673,7 +697,7 @@ func (s *summarizer) compactSummary(ctx context.Context, prep *Preparation) (str
 		if errors.As(err, &f) {
 			fb := s.fallbackFrom(PhaseHistory, f)
 			rest := append(f.remaining[:len(f.remaining):len(f.remaining)], prefix...)
-			return deterministicSummary(rest, f.running, s.opts.CustomInstructions, fb.reason, limit), &fb, nil
+			return deterministicSummary(rest, f.running, s.opts.CustomInstructions, fb.reason, limit, s.ledger), &fb, nil
 		}
 		if err != nil {
 			return "", nil, err
@@ -687,7 +711,7 @@ func (s *summarizer) compactSummary(ctx context.Context, prep *Preparation) (str
 	var f *spanFailure
 	if errors.As(err, &f) {
 		fb := s.fallbackFrom(PhaseTurnPrefix, f)
-		return deterministicSummary(prefix, summary, s.opts.CustomInstructions, fb.reason, limit), &fb, nil
+		return deterministicSummary(prefix, summary, s.opts.CustomInstructions, fb.reason, limit, s.ledger), &fb, nil
 	}
 	if err != nil {
 		return "", nil, err
@@ -696,6 +720,17 @@ func (s *summarizer) compactSummary(ctx context.Context, prep *Preparation) (str
 		summary = noHistory
 	}
 	return summary + splitTurnSeparator + turn, nil, nil
+}
+
+// bound is the most tokens a summary replacing replaced tokens may take
+// with its repairs ([SummaryBound]); a summary built by code keeps its own,
+// smaller budget.
+func (s *summarizer) bound(replaced int, deterministic bool) int {
+	b := SummaryBound(replaced, s.deterministicLimit())
+	if deterministic {
+		b = min(b, deterministicBudget(replaced, s.deterministicLimit()))
+	}
+	return b
 }
 
 // deterministicLimit bounds a summary built by code to what a model's

@@ -37,7 +37,10 @@
 // Every key is optional; [Keys] lists the known ones and their defaults
 // are pi's. compaction.model is Prime's own: a separate, cheaper or
 // larger-window model for summaries ("provider/id"; unset means the
-// session's model). Keys Prime does not know are kept untouched: the files
+// session's model). So are compaction.background (default true: the
+// summary is written in the background before the context fills up) and
+// compaction.backgroundThreshold (default 80: where it starts, as a
+// percentage, from 1 to 100, of the point where compaction starts). Keys Prime does not know are kept untouched: the files
 // may carry all of pi's other settings.
 //
 // # Merging

@@ -16,13 +16,14 @@ import (
 type kind uint8
 
 const (
-	kindBool   kind = iota // true or false
-	kindTokens             // a whole number of tokens, 0 or more
-	kindCount              // a whole number, 0 or more
-	kindMillis             // a whole number of milliseconds, 0 or more
-	kindModel              // "provider/id"
-	kindString             // any text that is not blank
-	kindEnum               // one of the key's values
+	kindBool    kind = iota // true or false
+	kindTokens              // a whole number of tokens, 0 or more
+	kindCount               // a whole number, 0 or more
+	kindMillis              // a whole number of milliseconds, 0 or more
+	kindModel               // "provider/id"
+	kindString              // any text that is not blank
+	kindEnum                // one of the key's values
+	kindPercent             // a whole number from 1 to 100
 )
 
 // want says what a kind accepts, for messages.
@@ -36,6 +37,8 @@ func (k kind) want() string {
 		return "a whole number, 0 or more"
 	case kindMillis:
 		return "a whole number of milliseconds, 0 or more"
+	case kindPercent:
+		return "a whole number from 1 to 100 (a percentage)"
 	case kindString:
 		return "a string"
 	default:
@@ -86,6 +89,8 @@ const (
 	keyCompactionReserve    = "compaction.reserveTokens"
 	keyCompactionKeepRecent = "compaction.keepRecentTokens"
 	keyCompactionModel      = "compaction.model"
+	keyBackground           = "compaction.background"
+	keyBackgroundThreshold  = "compaction.backgroundThreshold"
 	keyBranchReserve        = "branchSummary.reserveTokens"
 	keyBranchSkipPrompt     = "branchSummary.skipPrompt"
 	keyRetryEnabled         = "retry.enabled"
@@ -125,6 +130,8 @@ var knownKeys = [...]keyDef{
 	{keyCompactionReserve, kindTokens, 16384, "tokens kept free for the model's reply; compaction starts when the context passes the window minus this", nil},
 	{keyCompactionKeepRecent, kindTokens, 20000, "tokens of recent conversation kept word for word", nil},
 	{keyCompactionModel, kindModel, nil, "the model that writes summaries (default: the session's model)", nil},
+	{keyBackground, kindBool, true, "write the summary in the background before the context fills up, so a compaction does not make you wait", nil},
+	{keyBackgroundThreshold, kindPercent, 80, "where the background summary starts: this percentage of the point where compaction starts", nil},
 	{keyBranchReserve, kindTokens, 16384, "tokens kept free when summarizing a branch you leave", nil},
 	{keyBranchSkipPrompt, kindBool, false, "leave a branch without asking whether to summarize it", nil},
 	{keyRetryEnabled, kindBool, true, "retry failed model requests", nil},
@@ -294,6 +301,8 @@ func (k key) parseValue(text string) (any, []byte, error) {
 			return nil, nil, fmt.Errorf("%s: %s is negative; want %s", k, text, k.def.kind.want())
 		case err != nil || n > maxSafeInteger || n > math.MaxInt:
 			return nil, nil, fmt.Errorf("%s: %q is not %s", k, text, k.def.kind.want())
+		case k.def.kind == kindPercent && (n < 1 || n > 100):
+			return nil, nil, fmt.Errorf("%s: %s is out of range; want %s", k, text, k.def.kind.want())
 		}
 		return int(n), []byte(strconv.FormatInt(n, 10)), nil
 	}
@@ -342,7 +351,11 @@ func readValue(doc *jsonedit.Doc, n *jsonedit.Node, d *keyDef) (any, string) {
 		}
 	default:
 		if n.Kind == '0' {
-			return readWhole(raw, k)
+			v, msg := readWhole(raw, k)
+			if pct, ok := v.(int); ok && k == kindPercent && (pct < 1 || pct > 100) {
+				return nil, fmt.Sprintf("%s is out of range; want %s", shown(raw), k.want())
+			}
+			return v, msg
 		}
 	}
 	return nil, fmt.Sprintf("%s is %s; want %s", shown(raw), jsonedit.KindName(n.Kind), d.want())

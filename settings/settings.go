@@ -348,6 +348,23 @@ func (s *Settings) Compaction(model string) CompactionSettings {
 	}
 }
 
+// BackgroundSettings say whether and when the summary of a compaction is
+// written in the background, before the context reaches the point where
+// compaction starts.
+type BackgroundSettings struct {
+	// Enabled is compaction.background.
+	Enabled bool
+	// Percent is compaction.backgroundThreshold: the background summary
+	// starts when the context passes this percentage of the point where
+	// compaction starts (the window less reserveTokens).
+	Percent int
+}
+
+// Background returns the background compaction settings.
+func (s *Settings) Background() BackgroundSettings {
+	return BackgroundSettings{Enabled: s.boolean(keyBackground), Percent: s.integer(keyBackgroundThreshold)}
+}
+
 // SummaryModel returns compaction.model, the "provider/id" of the model
 // that writes compaction and branch summaries, or "" to use the session's
 // own model.

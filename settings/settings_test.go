@@ -565,13 +565,53 @@ func TestKeys(t *testing.T) {
 	}
 	want := []string{
 		"compaction.enabled", "compaction.reserveTokens", "compaction.keepRecentTokens", "compaction.model",
-		"branchSummary.reserveTokens", "branchSummary.skipPrompt",
+		"compaction.background", "compaction.backgroundThreshold", "branchSummary.reserveTokens", "branchSummary.skipPrompt",
 		"retry.enabled", "retry.maxRetries", "retry.baseDelayMs", "retry.maxDelayMs",
 		"defaultProvider", "defaultModel", "defaultThinkingLevel", "steeringMode", "followUpMode", "shellPath",
 		"hideThinkingBlock", "doubleEscapeAction",
 	}
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Errorf("Keys mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestBackgroundSettings: compaction.background and backgroundThreshold, a
+// percentage from 1 to 100 on the command line and in files alike.
+func TestBackgroundSettings(t *testing.T) {
+	if b := Defaults().Background(); !b.Enabled || b.Percent != 80 {
+		t.Errorf("defaults %+v", b)
+	}
+	s, err := Defaults().WithOverride("compaction.backgroundThreshold", "65")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, err = s.WithOverride("compaction.background", "false"); err != nil {
+		t.Fatal(err)
+	}
+	if b := s.Background(); b.Enabled || b.Percent != 65 {
+		t.Errorf("overridden %+v", b)
+	}
+	for _, bad := range []string{"0", "101", "-5", "half"} {
+		if _, err := Defaults().WithOverride("compaction.backgroundThreshold", bad); err == nil {
+			t.Errorf("backgroundThreshold %s accepted", bad)
+		}
+	}
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		json    string
+		percent int
+		problem bool
+	}{{`{"compaction": {"backgroundThreshold": 90}}`, 90, false}, {`{"compaction": {"backgroundThreshold": 150}}`, 80, true}, {`{"compaction": {"backgroundThreshold": 0.5}}`, 80, true}} {
+		if err := os.WriteFile(filepath.Join(dir, "settings.json"), []byte(tc.json), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		st, err := Load(t.Context(), Options{AgentDir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := st.Background().Percent; got != tc.percent || (len(st.Problems()) > 0) != tc.problem {
+			t.Errorf("%s: percent %d, problems %v", tc.json, got, st.Problems())
+		}
 	}
 }
 

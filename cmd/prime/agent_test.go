@@ -345,20 +345,9 @@ func TestAgentRetriesARateLimit(t *testing.T) {
 // conversation's requests with replies, in order; when they run out, with
 // "done".
 func conversationHandler(srv *llmtest.Server, replies ...llmtest.Reply) {
-	var mu sync.Mutex
-	srv.Handle(func(r *llmtest.Request) llmtest.Reply {
-		if strings.Contains(r.LastUserText(), "<conversation>") {
-			return summaryReply(r)
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		if len(replies) == 0 {
-			return llmtest.Stream(llmtest.Text("done"), llmtest.Usage(llm.UTF16Len(r.Text())/4, 5))
-		}
-		next := replies[0]
-		replies = replies[1:]
-		return next
-	})
+	srv.Handle(llmtest.Scripted(summaryReply, func(r *llmtest.Request) llmtest.Reply {
+		return llmtest.Stream(llmtest.Text("done"), llmtest.Usage(llm.UTF16Len(r.Text())/4, 5))
+	}, replies...))
 }
 
 // genSession writes a generated session in the project for --session.
@@ -585,5 +574,30 @@ func TestAgentNoModel(t *testing.T) {
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(string(out), "ANTHROPIC_API_KEY") {
 		t.Errorf("%v\n%s", err, out)
+	}
+}
+
+// TestAgentSessionChoice: --no-session writes nothing; --session FILE writes
+// there; -p with nothing to send prints the last answer of the session.
+func TestAgentSessionChoice(t *testing.T) {
+	srv := llmtest.NewOpenAI(t)
+	e := newAgentEnv(t, srv, 0, "")
+	srv.Reply(llmtest.Text("in memory"))
+	if out, errOut, code := e.run(t, "", "-p", "--no-session", "hi"); code != 0 || out != "in memory\n" {
+		t.Fatalf("exit %d %s %s", code, out, errOut)
+	}
+	if files, _ := filepath.Glob(filepath.Join(e.agentDir, "sessions", "*", "*")); len(files) != 0 {
+		t.Errorf("--no-session wrote %v", files)
+	}
+	path := filepath.Join(e.project, "mine.jsonl")
+	srv.Reply(llmtest.Text("to my file"))
+	if out, _, code := e.run(t, "", "-p", "--session", path, "hi"); code != 0 || out != "to my file\n" {
+		t.Fatalf("--session: exit %d %q", code, out)
+	}
+	if out, _, code := e.run(t, "", "-p", "--session", path); code != 0 || out != "to my file\n" {
+		t.Errorf("nothing to send: exit %d %q, want the last answer", code, out)
+	}
+	if n := len(srv.Requests()); n != 2 {
+		t.Errorf("%d requests", n)
 	}
 }

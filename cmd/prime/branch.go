@@ -11,6 +11,7 @@ import (
 
 	"github.com/prime-agent/prime/agent"
 	"github.com/prime-agent/prime/hook"
+	"github.com/prime-agent/prime/internal/numfmt"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/session"
 )
@@ -144,9 +145,9 @@ func printBranchPlan(a *app, path string, plan *agent.NavigationPlan, hooks *hoo
 		fmt.Fprintf(w, "  editor text:      %q\n", clip(plan.EditorText, 100))
 	}
 	fmt.Fprintf(w, "  branch left:      %d entries; %d messages (%s tokens) fit the budget of %s\n",
-		prep.EntriesCollected, len(prep.Messages), commas(prep.TotalTokens), commas(plan.Budget))
+		prep.EntriesCollected, len(prep.Messages), numfmt.Commas(prep.TotalTokens), numfmt.Commas(plan.Budget))
 	fmt.Fprintf(w, "  budget:           window %s (%s) less branchSummary.reserveTokens %s\n",
-		commas(plan.ContextWindow), windowSource(plan.ContextWindowSource), commas(plan.ReserveTokens))
+		numfmt.Commas(plan.ContextWindow), windowSource(plan.ContextWindowSource), numfmt.Commas(plan.ReserveTokens))
 	readFiles, modifiedFiles := prep.FileOps.Lists()
 	fmt.Fprintf(w, "  files:            %d read, %d modified\n", len(readFiles), len(modifiedFiles))
 	switch {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/prime-agent/prime/agent"
 	"github.com/prime-agent/prime/hook"
+	"github.com/prime-agent/prime/internal/numfmt"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/session"
 	"github.com/prime-agent/prime/settings"
@@ -199,10 +200,10 @@ func runChat(ctx context.Context, a *app, args []string) int {
 		return exitOK
 	}
 	if f.mode == "rpc" {
-		return a.fail("prime", usageErrorf("--mode rpc is not available in this build yet"))
+		return runRPC(ctx, a, f)
 	}
 	if !f.print && f.mode == "" && a.terminal() {
-		return a.fail("prime", usageErrorf("the interactive terminal UI is not in this build yet; use -p MESSAGE (print mode)"))
+		return runTUI(ctx, a, f)
 	}
 	ch, err := openChat(ctx, a, f)
 	if err != nil {
@@ -349,6 +350,7 @@ func chooseSession(a *app, f *chatFlags, st *settings.Settings, cwd string) (*se
 		}
 		fmt.Fprintln(a.stderr, "prime: no session to continue in this directory; starting a new one")
 	case f.resume:
+		// On a terminal runTUI asks which session first (tui.go).
 		return nil, usageErrorf("--resume needs the interactive terminal UI; use --continue or --session FILE")
 	}
 	return session.CreateIn(dir, opts)
@@ -474,7 +476,7 @@ func (ch *chat) compact(ctx context.Context, instructions string) int {
 		return ch.a.fail("prime", operationError(err))
 	}
 	if !ch.json {
-		fmt.Fprintf(ch.a.stdout, "compacted: %s → %s tokens\n\n%s\n", commas(res.TokensBefore), commas(res.TokensAfter), res.Compaction.Summary)
+		fmt.Fprintf(ch.a.stdout, "compacted: %s → %s tokens\n\n%s\n", numfmt.Commas(res.TokensBefore), numfmt.Commas(res.TokensAfter), res.Compaction.Summary)
 	}
 	return exitOK
 }
@@ -543,7 +545,7 @@ func (ch *chat) textEvents(e agent.Event) {
 	case agent.CompactionEnd:
 		switch {
 		case e.Result != nil && e.Reason != agent.ReasonManual:
-			fmt.Fprintf(w, "prime: compacted: %s → %s tokens\n", commas(e.Result.TokensBefore), commas(e.Result.TokensAfter))
+			fmt.Fprintf(w, "prime: compacted: %s → %s tokens\n", numfmt.Commas(e.Result.TokensBefore), numfmt.Commas(e.Result.TokensAfter))
 		case e.Aborted:
 			fmt.Fprintln(w, "prime: compaction cancelled, nothing written")
 		case e.Err != nil:

@@ -19,6 +19,7 @@ import (
 	"github.com/prime-agent/prime/agent"
 	"github.com/prime-agent/prime/compaction"
 	"github.com/prime-agent/prime/hook"
+	"github.com/prime-agent/prime/internal/numfmt"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/llm/registry"
 	"github.com/prime-agent/prime/session"
@@ -272,10 +273,10 @@ func printCompactPlan(a *app, path string, plan *agent.CompactionPlan, hooks *ho
 	fmt.Fprintf(w, "  keep from:        %s\n", prep.FirstKeptEntryID)
 	fmt.Fprintf(w, "  previous summary: %s\n", yesNo(prep.PreviousSummary != ""))
 	fmt.Fprintf(w, "  context:          %s tokens (window %s, %s; automatic compaction above %s: %s)\n",
-		commas(prep.TokensBefore), commas(plan.ContextWindow), windowSource(plan.ContextWindowSource),
-		commas(plan.Threshold), yesNo(prep.TokensBefore > plan.Threshold))
+		numfmt.Commas(prep.TokensBefore), numfmt.Commas(plan.ContextWindow), windowSource(plan.ContextWindowSource),
+		numfmt.Commas(plan.Threshold), yesNo(prep.TokensBefore > plan.Threshold))
 	fmt.Fprintf(w, "  settings:         keepRecentTokens %s, reserveTokens %s\n",
-		commas(prep.Settings.KeepRecentTokens), commas(prep.Settings.ReserveTokens))
+		numfmt.Commas(prep.Settings.KeepRecentTokens), numfmt.Commas(prep.Settings.ReserveTokens))
 	fmt.Fprintf(w, "  files:            %d read, %d modified\n", len(prep.ReadFiles()), len(prep.ModifiedFiles()))
 	fmt.Fprintf(w, "  summarizer:       %s\n", describeSummarizer(&plan.Summarizer))
 	fmt.Fprintf(w, "  hooks:            %s\n", describeHooks(hooks, compactHookEvents))
@@ -304,8 +305,9 @@ func printCompaction(a *app, path string, res *agent.CompactionResult, reports [
 		fmt.Fprintf(w, "%s was in an older format version: rewritten as version 3 to append (the original is %s.bak)\n", path, path)
 	}
 	fmt.Fprintf(w, "compaction %s appended to %s after %s\n", res.Entry.ID, path, res.Entry.ParentID)
-	fmt.Fprintf(w, "context: %s tokens before, %s after (kept from %s)\n", commas(res.TokensBefore), commas(res.TokensAfter), out.FirstKeptEntryID)
+	fmt.Fprintf(w, "context: %s tokens before, %s after (kept from %s)\n", numfmt.Commas(res.TokensBefore), numfmt.Commas(res.TokensAfter), out.FirstKeptEntryID)
 	printSummaryOrigin(w, &res.Plan.Summarizer, res.Hook, out.Deterministic, out.FallbackReason, out.Usage)
+	printLedgerCheck(w, out.LedgerCheck)
 	if len(res.TransformedBy) > 0 {
 		fmt.Fprintf(w, "messages summarized as replaced by %s\n", hookNames(res.TransformedBy))
 	}
@@ -328,7 +330,7 @@ func printSummaryOrigin(w io.Writer, sum *agent.Summarizer, byHook string, deter
 		if usage.Cost.Total > 0 {
 			cost = fmt.Sprintf(", $%.4f", usage.Cost.Total)
 		}
-		fmt.Fprintf(w, "usage: %s input, %s output tokens%s\n", commas(usage.Input+usage.CacheRead+usage.CacheWrite), commas(usage.Output), cost)
+		fmt.Fprintf(w, "usage: %s input, %s output tokens%s\n", numfmt.Commas(usage.Input+usage.CacheRead+usage.CacheWrite), numfmt.Commas(usage.Output), cost)
 	}
 }
 
@@ -344,7 +346,7 @@ func describeSummarizer(s *agent.Summarizer) string {
 	from := map[string]string{
 		agent.SourceRequest: "--model", agent.SourceSettings: "compaction.model", agent.SourceSession: "the session's model",
 	}[s.Source]
-	return fmt.Sprintf("%s (%s; window %s)", s.Ref, from, commas(s.Model.ContextWindow))
+	return fmt.Sprintf("%s (%s; window %s)", s.Ref, from, numfmt.Commas(s.Model.ContextWindow))
 }
 
 func windowSource(src string) string {
@@ -371,24 +373,6 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
-}
-
-// commas formats n with thousands separators: 183616 → 183,616.
-func commas(n int) string {
-	s := strconv.Itoa(n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
 }
 
 // progress shows on stderr what the summarizer is doing. On a terminal one
@@ -506,7 +490,7 @@ func (p *progress) hookReports() []hook.Report {
 // where the status line does not show it.
 func (p *progress) flushChars() {
 	if !p.tty && p.chars > 0 {
-		p.line(fmt.Sprintf("received %s characters", commas(p.chars)))
+		p.line(fmt.Sprintf("received %s characters", numfmt.Commas(p.chars)))
 	}
 	p.chars = 0
 }
@@ -548,7 +532,7 @@ func (p *progress) draw() {
 	}
 	text := spinner[p.frame%len(spinner)] + " " + p.status + "…"
 	if p.chars > 0 {
-		text += fmt.Sprintf(" %s characters", commas(p.chars))
+		text += fmt.Sprintf(" %s characters", numfmt.Commas(p.chars))
 	}
 	fmt.Fprint(p.w, "\r\x1b[K"+text)
 	p.shown = true
@@ -673,8 +657,8 @@ func runBenchCompact(ctx context.Context, a *app, args []string) error {
 	}
 	w := a.stdout
 	fmt.Fprintf(w, "%s: %.1f MB, %d entries (best of %d runs)\n", path, float64(out.Bytes)/1e6, out.Entries, runs)
-	fmt.Fprintf(w, "compact --dry-run  %10s  (load, settings, summarizer, prepare; %s tokens before)\n", time.Duration(out.DryRunNs), commas(out.TokensBefore))
-	fmt.Fprintf(w, "compact --offline  %10s  (open, prepare, summary by code, append; %s tokens after)\n", time.Duration(out.OfflineNs), commas(out.TokensAfter))
+	fmt.Fprintf(w, "compact --dry-run  %10s  (load, settings, summarizer, prepare; %s tokens before)\n", time.Duration(out.DryRunNs), numfmt.Commas(out.TokensBefore))
+	fmt.Fprintf(w, "compact --offline  %10s  (open, prepare, summary by code, append; %s tokens after)\n", time.Duration(out.OfflineNs), numfmt.Commas(out.TokensAfter))
 	if out.PeakRSSBytes > 0 {
 		fmt.Fprintf(w, "peak RSS  %7.1f MB after the dry runs, %.1f MB after all (whole process)\n", float64(out.PeakRSSDryRunBytes)/1e6, float64(out.PeakRSSBytes)/1e6)
 	}

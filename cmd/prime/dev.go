@@ -225,7 +225,7 @@ func runBench(ctx context.Context, a *app, args []string) error {
 		out.Tokens = est.Tokens
 
 		t = time.Now()
-		prep, err := compaction.PrepareContext(c, compaction.DefaultSettings())
+		prep, err := compaction.PrepareContext(c, compaction.PinsOf(s.LeafView()), compaction.DefaultSettings())
 		var nc *compaction.NotCompactableError
 		if err != nil && !errors.As(err, &nc) {
 			return fmt.Errorf("%s: %w", path, err)

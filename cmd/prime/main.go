@@ -102,6 +102,7 @@ func commands() []*command {
 	cmds = append(cmds, settingsCommands()...)
 	cmds = append(cmds, modelsCommands()...)
 	cmds = append(cmds, compactCommands()...)
+	cmds = append(cmds, uncompactCommands()...)
 	cmds = append(cmds, transcriptCommands()...)
 	return cmds
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/prime-agent/prime/internal/numfmt"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/session"
 )
@@ -22,7 +23,7 @@ import (
 func sessionCommands() []*command {
 	return []*command{
 		{name: "session info", usage: "FILE [--json]", summary: "header, entry counts, leaf, branches, labels, warnings", run: runSessionInfo},
-		{name: "session context", usage: "FILE [--leaf ID] [--json]", summary: "what the model would see, with token estimates", run: runSessionContext},
+		{name: "session context", usage: "FILE [--leaf ID] [--json] [--breakdown [--width N] [--context-window N] [--cwd DIR]]", summary: "what the model would see, with token estimates (--breakdown: by kind, as a bar, with the threshold and what a compaction would cut)", run: runSessionContext},
 		{name: "session tree", usage: "FILE [--json]", summary: "the entry tree, active path marked", run: runSessionTree},
 		{name: "session fork", usage: "FILE [--leaf ID] [--dir DIR] [--id ID] [--json]", summary: "start a new session holding one conversation of FILE: the path to the leaf", run: runSessionFork},
 		{name: "session migrate", usage: "FILE", summary: "rewrite an old session file in format version 3 (keeps FILE.bak)", run: runSessionMigrate},
@@ -266,12 +267,27 @@ func runSessionContext(ctx context.Context, a *app, args []string) error {
 	fs := flag.NewFlagSet("session context", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print JSON")
 	leaf := fs.String("leaf", "", "the entry id to build the context at (default: the leaf)")
+	breakdown := fs.Bool("breakdown", false, "what fills the context, by kind, with the threshold and what a compaction would cut and keep")
+	width := fs.Int("width", 0, "the bar's width in `N` columns (default: $COLUMNS, else 80)")
+	window := fs.Int("context-window", 0, "assume a context window of `N` tokens (default: the session's model's)")
+	var sf settingsFlags
+	sf.register(fs)
 	s, path, err := loadArg(a, fs, args)
 	if err != nil {
 		return err
 	}
 	if *leaf != "" && s.Entry(*leaf) == nil {
 		return badInput(fmt.Errorf("%s: no entry with id %q", path, *leaf))
+	}
+	if *width < 0 || *window < 0 {
+		return usageErrorf("--width and --context-window must not be negative")
+	}
+	if *breakdown {
+		st, err := loadSettings(ctx, a, sf)
+		if err != nil {
+			return err
+		}
+		return runContextBreakdown(ctx, a, s, *leaf, *window, *width, *asJSON, st)
 	}
 	leafID := *leaf
 	if leafID == "" {
@@ -309,12 +325,12 @@ func runSessionContext(ctx context.Context, a *app, args []string) error {
 	fmt.Fprintf(w, "\n%d messages at leaf %s; model %s, thinking %s\n", out.Messages, orNone(leafID), model, c.ThinkingLevel)
 	if est.LastUsageIndex >= 0 {
 		fmt.Fprintf(w, "context: ~%s tokens = %s reported by message %d + %s estimated after it\n",
-			commas(est.Tokens), commas(est.UsageTokens), est.LastUsageIndex+1, commas(est.TrailingTokens))
+			numfmt.Commas(est.Tokens), numfmt.Commas(est.UsageTokens), est.LastUsageIndex+1, numfmt.Commas(est.TrailingTokens))
 	} else {
-		fmt.Fprintf(w, "context: ~%s tokens estimated (no usable usage reported)\n", commas(est.Tokens))
+		fmt.Fprintf(w, "context: ~%s tokens estimated (no usable usage reported)\n", numfmt.Commas(est.Tokens))
 	}
 	if next != est {
-		fmt.Fprintf(w, "next request: ~%s tokens by characters (that usage measured the context before the latest compaction)\n", commas(next.Tokens))
+		fmt.Fprintf(w, "next request: ~%s tokens by characters (that usage measured the context before the latest compaction)\n", numfmt.Commas(next.Tokens))
 	}
 	return nil
 }

@@ -32,6 +32,7 @@
 package llmtest
 
 import (
+	"sync"
 	"testing"
 
 	"github.com/prime-agent/prime/llm"
@@ -191,4 +192,26 @@ func Conversation(tb testing.TB, r *Request) string {
 		tb.Fatalf("llmtest: no <conversation> in the request:\n%.300s", r.LastUserText())
 	}
 	return text
+}
+
+// Scripted answers a conversation and its summaries apart: summary requests
+// (those carrying Prime's <conversation> transcript) go to summary, other
+// requests get replies in order and, once they run out, what then answers.
+// It is the handler of an agent test whose model is scripted while
+// compactions may come at any point.
+func Scripted(summary, then Handler, replies ...Reply) Handler {
+	var mu sync.Mutex
+	return func(r *Request) Reply {
+		if _, ok := r.Conversation(); ok {
+			return summary(r)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(replies) == 0 {
+			return then(r)
+		}
+		next := replies[0]
+		replies = replies[1:]
+		return next
+	}
 }

@@ -3,6 +3,7 @@ package llmtest_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"net/http"
 	"os"
@@ -229,5 +230,25 @@ func TestSlowStream(t *testing.T) {
 	}
 	if deltas < 2 {
 		t.Errorf("%d deltas: not streamed in pieces", deltas)
+	}
+}
+
+// TestScripted: summary requests go to their handler wherever they come;
+// the conversation's requests get the replies in order, then the fallback.
+func TestScripted(t *testing.T) {
+	srv := llmtest.NewOpenAI(t)
+	summary := func(*llmtest.Request) llmtest.Reply { return llmtest.Stream(llmtest.Text("a summary")) }
+	then := func(*llmtest.Request) llmtest.Reply { return llmtest.Stream(llmtest.Text("afterwards")) }
+	srv.Handle(llmtest.Scripted(summary, then, llmtest.Stream(llmtest.Text("first")), llmtest.Stream(llmtest.Text("second"))))
+	var got []string
+	for _, text := range []string{"hi", "<conversation>\n[User]: hi\n</conversation>\n\nSummarize.", "again", "more"} {
+		m, err := llm.Complete(context.Background(), srv.Provider(), &llm.Request{Model: srv.Model(), Messages: ask(text)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, m.Text())
+	}
+	if strings.Join(got, "|") != "first|a summary|second|afterwards" {
+		t.Errorf("answers %v", got)
 	}
 }
