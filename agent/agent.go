@@ -117,7 +117,7 @@ func New(s *session.Session, cfg Config) *Agent {
 // Load reads the session file at path and returns an agent for it (see
 // [New]): nothing is written until an operation succeeds.
 func Load(path string, cfg Config) (*Agent, error) {
-	s, err := session.Load(path)
+	s, err := session.LoadWith(path, cfg.readOptions())
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +134,7 @@ func Open(path string, cfg Config) (*Agent, error) {
 	if headerVersion(path) != session.CurrentVersion {
 		return Load(path, cfg)
 	}
-	s, err := session.Open(path)
+	s, err := session.OpenWith(path, cfg.readOptions())
 	if err != nil {
 		return nil, err
 	}
@@ -276,6 +276,20 @@ func notifyContext(ctx context.Context) (context.Context, context.CancelFunc) {
 }
 
 // settings returns the effective settings (never nil).
+// readOptions are the options the agent reads session files with: the
+// persistent index in the agent directory's cache, when there is an agent
+// directory.
+func (cfg *Config) readOptions() session.ReadOptions {
+	dir := cfg.AgentDir
+	if dir == "" && cfg.Settings != nil {
+		dir = cfg.Settings.AgentDir()
+	}
+	if dir == "" {
+		return session.ReadOptions{}
+	}
+	return session.ReadOptions{IndexDir: session.IndexDir(dir)}
+}
+
 func (a *Agent) settings() *settings.Settings {
 	if a.cfg.Settings == nil {
 		return settings.Defaults()
@@ -305,7 +319,7 @@ func (a *Agent) appendAtLocked(ctx context.Context, parentID string, p session.P
 		return e, err
 	}
 	old := a.s
-	s, err := session.Open(old.File())
+	s, err := session.OpenWith(old.File(), a.cfg.readOptions())
 	if err != nil {
 		return nil, err
 	}

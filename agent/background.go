@@ -183,6 +183,7 @@ func (a *Agent) maybeStartBackground(ctx context.Context, tokens int, model *llm
 	if err != nil || plan.Summarizer.Err != nil || plan.Summarizer.Offline() {
 		return // nothing to compact yet, or no model: the threshold will say
 	}
+	a.readPath(plan) // to see later whether the conversation moved on
 	p, m, err := provider(ctx, plan.reg, &plan.Summarizer)
 	if err != nil {
 		return
@@ -336,6 +337,7 @@ func (a *Agent) useBackground(ctx context.Context, fresh *CompactionPlan) *Compa
 	if job == nil {
 		return fresh
 	}
+	a.readPath(fresh)
 	select {
 	case <-job.done:
 	case <-ctx.Done():
@@ -396,7 +398,18 @@ func (a *Agent) tokensAfter(plan *CompactionPlan, out *compaction.Result) int {
 	if err != nil {
 		return math.MaxInt
 	}
-	return contextAfter(plan.Path, e)
+	return contextAfter(a.readPath(plan), e)
+}
+
+// readPath returns plan.Path, reading it from the session first when the
+// plan was made without it (see [CompactionPlan]).
+func (a *Agent) readPath(plan *CompactionPlan) []*session.Entry {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if plan.Path == nil {
+		plan.Path = a.s.Path(plan.LeafID)
+	}
+	return plan.Path
 }
 
 // contextAfter is the size of the context once the compaction e is

@@ -123,7 +123,7 @@ func (a *Agent) thresholdTokens(where site, msg *llm.AssistantMessage) (int, boo
 	if err != nil {
 		return 0, false
 	}
-	if where == siteBetweenTurns || hasContextEdits(a.s.LeafPath()) {
+	if where == siteBetweenTurns || hasContextEdits(a.s.LeafView()) {
 		return sctx.EstimateNext().Tokens, true
 	}
 	if msg.StopReason == llm.StopReasonError || msg.Usage.ContextTokens() == 0 {
@@ -142,19 +142,19 @@ func (a *Agent) thresholdTokens(where site, msg *llm.AssistantMessage) (int, boo
 // hasContextEdits reports whether the part of the path the model sees (the
 // latest compaction's kept range and what follows it) holds a context_edit
 // entry.
-func hasContextEdits(path []*session.Entry) bool {
+func hasContextEdits(path session.PathView) bool {
 	from := 0
-	for i := len(path) - 1; i >= 0; i-- {
-		if path[i].Type == session.TypeCompaction {
+	for i := path.Len() - 1; i >= 0; i-- {
+		if path.Type(i) == session.TypeCompaction {
 			from = i + 1
-			if k := session.KeptStart(path, i); k >= 0 {
+			if k := path.KeptStart(i); k >= 0 {
 				from = k
 			}
 			break
 		}
 	}
-	for _, e := range path[from:] {
-		if e.Type == session.TypeContextEdit {
+	for i := from; i < path.Len(); i++ {
+		if path.Type(i) == session.TypeContextEdit {
 			return true
 		}
 	}
@@ -197,7 +197,7 @@ func (a *Agent) setCompacting(on bool) {
 // them out.
 func (a *Agent) omitLastReply() {
 	a.mu.Lock()
-	targets := lastReplyEntries(a.s.LeafPath())
+	targets := lastReplyEntries(a.s.LeafView())
 	a.mu.Unlock()
 	ps := make([]session.Payload, len(targets))
 	for i, id := range targets {
@@ -209,13 +209,13 @@ func (a *Agent) omitLastReply() {
 // lastReplyEntries returns the ids of the last assistant reply on path and of
 // the tool results after it, in path order; none when the last message is
 // neither.
-func lastReplyEntries(path []*session.Entry) []string {
+func lastReplyEntries(path session.PathView) []string {
 	var results []string
-	for i := len(path) - 1; i >= 0; i-- {
-		e := path[i]
-		if e.Type != session.TypeMessage {
+	for i := path.Len() - 1; i >= 0; i-- {
+		if path.Type(i) != session.TypeMessage {
 			continue
 		}
+		e := path.Entry(i)
 		switch role, _ := e.MessageRole(); role {
 		case llm.RoleToolResult:
 			results = append(results, e.ID)

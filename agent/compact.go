@@ -37,7 +37,9 @@ type CompactionPlan struct {
 	// the file lists and tokensBefore.
 	Preparation *compaction.Preparation
 	// Path is the root→leaf entries the preparation was made from (the
-	// branchEntries of session_before_compact).
+	// branchEntries of session_before_compact), read when something needs
+	// them (a handler, the receipt, a background summary): nil in a plan
+	// just made.
 	Path []*session.Entry
 	// ThinkingLevel and SessionModel are the session's at the leaf.
 	ThinkingLevel llm.ThinkingLevel
@@ -150,7 +152,6 @@ func (a *Agent) PlanCompaction(ctx context.Context, req CompactRequest) (*Compac
 	}
 	a.mu.Lock()
 	leaf := req.LeafID
-	var path []*session.Entry
 	switch {
 	case leaf == "":
 		leaf = a.s.LeafID()
@@ -158,14 +159,18 @@ func (a *Agent) PlanCompaction(ctx context.Context, req CompactRequest) (*Compac
 		a.mu.Unlock()
 		return nil, fmt.Errorf("leaf %s: %w", leaf, session.ErrNotFound)
 	}
-	if leaf != "" {
-		path = a.s.Path(leaf)
-	}
-	a.mu.Unlock()
 	if leaf == "" {
+		a.mu.Unlock()
 		return nil, &compaction.NotCompactableError{Err: compaction.ErrNothingToCompact, Reason: "the session has no entries"}
 	}
-	sctx, err := session.BuildContext(path)
+	// The context, from the session's index: the path's entries are not
+	// all made, only those the model sees and what sets its model.
+	sctx, err := a.s.Context(leaf)
+	var pins []compaction.Pin
+	if view, ok := a.s.ViewOf(leaf); ok {
+		pins = compaction.PinsOf(view)
+	}
+	a.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
@@ -177,13 +182,13 @@ func (a *Agent) PlanCompaction(ctx context.Context, req CompactRequest) (*Compac
 	}
 	cs := a.settings().Compaction(modelKey)
 	settings := compaction.Settings{Enabled: cs.Enabled, ReserveTokens: cs.ReserveTokens, KeepRecentTokens: cs.KeepRecentTokens}
-	prep, err := compaction.Prepare(path, settings)
+	prep, err := compaction.PrepareContext(sctx, pins, settings)
 	if err != nil {
 		return nil, err
 	}
 	return &CompactionPlan{
 		Reason: reason, LeafID: leaf, Instructions: strings.TrimSpace(req.Instructions),
-		Preparation: prep, Path: path, ThinkingLevel: sctx.ThinkingLevel, SessionModel: sctx.Model,
+		Preparation: prep, ThinkingLevel: sctx.ThinkingLevel, SessionModel: sctx.Model,
 		Summarizer: sum, ContextWindow: win.tokens, ContextWindowSource: win.source,
 		Threshold: win.tokens - settings.ReserveTokens, reg: reg, system: sctx.System(),
 	}, nil
@@ -245,6 +250,9 @@ func (a *Agent) RunCompaction(ctx context.Context, plan *CompactionPlan) (res *C
 		a.emit(end)
 	}()
 
+	if hooks.Handles(hook.EventBeforeCompact) {
+		a.readPath(plan)
+	}
 	a.hookStart(hooks, hook.EventBeforeCompact)
 	d, err := hooks.BeforeCompact(ctx, &hook.BeforeCompactEvent{
 		Preparation: plan.Preparation, BranchEntries: plan.Path, CustomInstructions: plan.Instructions,

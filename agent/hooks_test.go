@@ -15,6 +15,7 @@ import (
 
 	"github.com/prime-agent/prime/agent"
 	"github.com/prime-agent/prime/hook"
+	"github.com/prime-agent/prime/internal/sessiontest"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/llm/llmtest"
 	"github.com/prime-agent/prime/llm/registry"
@@ -141,7 +142,7 @@ func TestCompactWithHooks(t *testing.T) {
 		}
 		after := last[*hook.CompactEvent](&got)
 		if got.names() != "before compact" || after.FromExtension || after.CompactionEntry.ID != res.Entry.ID ||
-			!bytes.Equal(after.CompactionEntry.Raw(), res.Entry.Raw()) {
+			!bytes.Equal(sessiontest.Line(t, after.CompactionEntry), sessiontest.Line(t, res.Entry)) {
 			t.Errorf("events %s, after %+v", got.names(), after)
 		}
 		if k := ev.kinds(); !strings.HasPrefix(k, "start hooks request text") || !strings.HasSuffix(k, "hooks end") {

@@ -113,8 +113,9 @@ func (a *Agent) ensureModel(ctx context.Context) error {
 func hasThinkingEntry(a *Agent) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	for _, e := range a.s.LeafPath() {
-		if e.Type == session.TypeThinkingLevelChange {
+	path := a.s.LeafView()
+	for i := range path.Len() {
+		if path.Type(i) == session.TypeThinkingLevelChange {
 			return true
 		}
 	}
@@ -305,8 +306,9 @@ func (a *Agent) setUpSession() error {
 		appended = append(appended, e)
 	}
 	thinkingSet := false
-	for _, e := range a.s.LeafPath() {
-		if e.Type == session.TypeThinkingLevelChange {
+	path := a.s.LeafView()
+	for i := range path.Len() {
+		if path.Type(i) == session.TypeThinkingLevelChange {
 			thinkingSet = true
 		}
 	}

@@ -103,7 +103,7 @@ func (a *Agent) pin(text, messageID string) (compaction.Pin, error) {
 		return compaction.Pin{}, errors.New("nothing to pin: the text is empty")
 	}
 	a.mu.Lock()
-	pins := compaction.Pins(a.s.LeafPath())
+	pins := compaction.PinsOf(a.s.LeafView())
 	total := llm.UTF16Len(text)
 	for _, p := range pins {
 		total += llm.UTF16Len(p.Text)
@@ -130,7 +130,7 @@ func (a *Agent) Unpin(ref string) (compaction.Pin, error) {
 	ref = strings.TrimSpace(ref)
 	a.mu.Lock()
 	var found *compaction.Pin
-	pins := compaction.Pins(a.s.LeafPath())
+	pins := compaction.PinsOf(a.s.LeafView())
 	for i := range pins {
 		if pins[i].ID == ref {
 			found = &pins[i]
@@ -160,7 +160,7 @@ func (a *Agent) Unpin(ref string) (compaction.Pin, error) {
 func (a *Agent) Pins() []compaction.Pin {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return compaction.Pins(a.s.LeafPath())
+	return compaction.PinsOf(a.s.LeafView())
 }
 
 // pinsChanged tells the front ends, and brings the system prompt up to date
@@ -174,7 +174,7 @@ func (a *Agent) pinsChanged() {
 			patched, err = a.appendLocked(&session.MessageEntry{Message: patch})
 		}
 	}
-	pins := compaction.Pins(a.s.LeafPath())
+	pins := compaction.PinsOf(a.s.LeafView())
 	a.mu.Unlock()
 	if patched != nil {
 		a.emit(EntryAppended{Entry: patched})
@@ -185,10 +185,9 @@ func (a *Agent) pinsChanged() {
 	a.emit(PinsChanged{Pins: pins})
 }
 
-// pinSections returns the system prompt's section for the pins of path:
-// none without pins (the patch then removes the section).
-func pinSections(path []*session.Entry) []session.SystemSection {
-	pins := compaction.Pins(path)
+// pinSections returns the system prompt's section for pins: none without
+// pins (the patch then removes the section).
+func pinSections(pins []compaction.Pin) []session.SystemSection {
 	if len(pins) == 0 {
 		return nil
 	}

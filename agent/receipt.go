@@ -138,7 +138,7 @@ func (a *Agent) withReceipt(plan *CompactionPlan, out *compaction.Result, payloa
 		}
 	}
 	if e, err := syntheticCompaction(plan.LeafID, payload, payload.SystemMessage, a.now()); err == nil {
-		if n := contextAfter(plan.Path, e); n != math.MaxInt {
+		if n := contextAfter(a.readPath(plan), e); n != math.MaxInt {
 			r.TokensAfter = n
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prime-agent/prime/compaction"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/loop"
 	"github.com/prime-agent/prime/session"
@@ -514,7 +515,7 @@ func (a *Agent) systemPatchLocked() *session.SystemMessage {
 	for i, t := range a.conv.tools {
 		tools[i] = t.Spec().LLM()
 	}
-	sections := append(spec.sections(), pinSections(a.s.LeafPath())...)
+	sections := append(spec.sections(), pinSections(compaction.PinsOf(a.s.LeafView()))...)
 	return systemPatch(sctx.System(), sections, tools, a.now().UnixMilli())
 }
 
@@ -531,14 +532,14 @@ type lastReply struct {
 func (a *Agent) lastAssistant() lastReply {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	path := a.s.LeafPath()
+	path := a.s.LeafView()
 	compacted := false
-	for i := len(path) - 1; i >= 0; i-- {
-		switch path[i].Type {
+	for i := path.Len() - 1; i >= 0; i-- {
+		switch path.Type(i) {
 		case session.TypeCompaction:
 			compacted = true
 		case session.TypeMessage:
-			if m, err := path[i].Message(); err == nil {
+			if m, err := path.Entry(i).Message(); err == nil {
 				if am, ok := m.(*llm.AssistantMessage); ok {
 					return lastReply{msg: am, stale: compacted}
 				}

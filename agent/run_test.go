@@ -8,7 +8,10 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -739,6 +742,77 @@ func TestQueuedAfterAutoCompaction(t *testing.T) {
 	}
 	if n := len(eventsOf[agent.AgentSettled](&ev)); n != 2 {
 		t.Errorf("%d settles", n)
+	}
+}
+
+// Another process appends to the session file while the agent has it open:
+// at its next append the agent reads those entries (the name the other
+// process set is the session's name), its own entries continue its own
+// branch, and the file holds every entry once, whole, with unique ids.
+func TestAppendsFromAnotherProcess(t *testing.T) {
+	srv := llmtest.NewAnthropic(t)
+	srv.Reply(llmtest.Text("one"), llmtest.Usage(30, 2))
+	srv.Reply(llmtest.Text("two"), llmtest.Usage(40, 2))
+	var ev events
+	ag, path := live(t, srv, &ev)
+	send(t, ag, "first")
+	var leaf string
+	ag.View(func(s *session.Session) { leaf = s.LeafID() })
+
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "PRIME_AGENT_TEST_APPEND="+path)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("the other process: %v", err)
+	}
+	theirs := strings.Fields(string(out))
+	if len(theirs) != 2 {
+		t.Fatalf("the other process wrote %q", out)
+	}
+	ag.View(func(s *session.Session) {
+		if s.Entry(theirs[0]) != nil {
+			t.Error("the agent saw the other process's entry before appending")
+		}
+	})
+
+	send(t, ag, "second")
+	ag.View(func(s *session.Session) {
+		for _, id := range theirs {
+			if s.Entry(id) == nil {
+				t.Errorf("entry %s of the other process is not in the agent's session", id)
+			}
+		}
+		if s.Name() != "named elsewhere" {
+			t.Errorf("session name %q", s.Name())
+		}
+		path := s.LeafPath()
+		var onPath []string
+		for _, e := range path {
+			onPath = append(onPath, e.ID)
+		}
+		if slices.Contains(onPath, theirs[0]) || !slices.Contains(onPath, leaf) {
+			t.Errorf("the agent's branch %v: it must go through %s, not %s", onPath, leaf, theirs[0])
+		}
+	})
+	if st := ag.State(); st.SessionName != "named elsewhere" {
+		t.Errorf("state: session name %q", st.SessionName)
+	}
+	r, err := session.Load(path)
+	if err != nil || len(r.Warnings()) != 0 {
+		t.Fatalf("reload: %v %v", err, r.Warnings())
+	}
+	seen := map[string]bool{}
+	for _, e := range r.Entries() {
+		if seen[e.ID] {
+			t.Fatalf("id %s twice", e.ID)
+		}
+		seen[e.ID] = true
+	}
+	if !seen[theirs[0]] || !seen[theirs[1]] {
+		t.Error("the other process's entries are not in the file")
+	}
+	if got := srv.Requests()[1].Text(); strings.Contains(got, "another process") {
+		t.Errorf("the other process's custom entry reached the model: %s", got)
 	}
 }
 

@@ -57,7 +57,7 @@ func (a *Agent) NewSessionFrom(parent string) error {
 // appending; an older format version is migrated, keeping FILE.bak). A run in
 // progress is aborted first.
 func (a *Agent) SwitchSession(path string) error {
-	s, err := session.Open(path)
+	s, err := session.OpenWith(path, a.cfg.readOptions())
 	if err != nil {
 		return err
 	}
@@ -225,12 +225,12 @@ func (a *Agent) SetLabel(entryID, label string) error {
 func (a *Agent) LastAssistantText() (text string, ok bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	path := a.s.LeafPath()
-	for i := len(path) - 1; i >= 0; i-- {
-		if path[i].Type != session.TypeMessage {
+	path := a.s.LeafView()
+	for i := path.Len() - 1; i >= 0; i-- {
+		if path.Type(i) != session.TypeMessage {
 			continue
 		}
-		m, err := path[i].Message()
+		m, err := path.Entry(i).Message()
 		if err != nil {
 			continue
 		}

@@ -48,17 +48,24 @@ func benchAgent(b *testing.B, n int) *Agent {
 	if err != nil {
 		b.Fatal(err)
 	}
+	return instantAgent(b, s)
+}
+
+// instantAgent is an agent on s talking to the instant model, with
+// automatic compaction off; it is closed when the test ends.
+func instantAgent(tb testing.TB, s *session.Session) *Agent {
+	tb.Helper()
 	m := llm.Model{ID: "instant", Provider: "bench", API: llm.APIOpenAICompletions, ContextWindow: 200000, MaxTokens: 8000}
-	a := New(s, Config{Settings: settings.Defaults(), AgentDir: b.TempDir(), Getenv: func(string) string { return "" }, CWD: b.TempDir()})
+	a := New(s, Config{Settings: settings.Defaults(), AgentDir: tb.TempDir(), Getenv: func(string) string { return "" }, CWD: tb.TempDir()})
 	a.opened = true
 	spec, err := a.promptSpec()
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	a.conv.model, a.conv.provider, a.conv.thinking, a.conv.prompt = &m, instant{m}, llm.ThinkingOff, spec
 	a.initFlagsLocked()
 	a.conv.autoCompact = false
-	b.Cleanup(func() { a.Close() })
+	tb.Cleanup(func() { a.Close() })
 	return a
 }
 
@@ -95,14 +102,7 @@ func TestThousandTurnMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := llm.Model{ID: "instant", Provider: "bench", API: llm.APIOpenAICompletions, ContextWindow: 200000, MaxTokens: 8000}
-	a := New(s, Config{Settings: settings.Defaults(), AgentDir: t.TempDir(), Getenv: func(string) string { return "" }, CWD: t.TempDir()})
-	a.opened = true
-	spec, _ := a.promptSpec()
-	a.conv.model, a.conv.provider, a.conv.thinking, a.conv.prompt = &m, instant{m}, llm.ThinkingOff, spec
-	a.initFlagsLocked()
-	a.conv.autoCompact = false
-	defer a.Close()
+	a := instantAgent(t, s)
 	heap := func() uint64 {
 		runtime.GC()
 		var ms runtime.MemStats
@@ -122,5 +122,50 @@ func TestThousandTurnMemory(t *testing.T) {
 	t.Logf("1,000 turns: %d entries, file %.1f MB, live heap grew by %.1f MB", s.Len(), float64(fi.Size())/1e6, float64(after-before)/1e6)
 	if grown := int64(after) - int64(before); grown > 20*fi.Size()+16<<20 {
 		t.Errorf("the heap grew by %d bytes for a %d-byte session", grown, fi.Size())
+	}
+}
+
+// TestResumedSessionMemory runs 300 turns on a resumed 10,000-entry session
+// (13 MB) and checks that the agent holds the session's index and the
+// conversation it sends, not the file: the live heap stays far below the
+// file's size (go test -run Resumed -v reports the figures).
+func TestResumedSessionMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("300 turns")
+	}
+	data := sessiongen.Bytes(sessiongen.Options{Entries: 10_000, Seed: 1})
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	heap := func() uint64 {
+		runtime.GC()
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	runtime.KeepAlive(data)
+	data = nil
+	before := heap()
+	s, err := session.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := instantAgent(t, s)
+	ctx := context.Background()
+	opened := heap()
+	for i := range 300 {
+		if _, err := a.Prompt(ctx, fmt.Sprintf("step %d", i), PromptOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		a.Wait(ctx)
+	}
+	after := heap()
+	fi, _ := os.Stat(path)
+	t.Logf("file %.1f MB, %d entries; live heap: %.1f MB once opened, %.1f MB after 300 turns",
+		float64(fi.Size())/1e6, s.Len(), float64(opened-before)/1e6, float64(after-before)/1e6)
+	if grown := int64(after) - int64(before); grown > fi.Size()/2 {
+		t.Errorf("the agent holds %d bytes for a %d-byte session", grown, fi.Size())
 	}
 }

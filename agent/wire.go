@@ -100,7 +100,11 @@ func MarshalEvent(ev Event) (line []byte, ok bool, err error) {
 			w.OptStr("finalError", e.FinalError)
 		}
 	case EntryAppended:
-		fill = func(w *jsonwire.ObjectWriter) { w.Raw("entry", jsontext.Value(e.Entry.Raw())) }
+		raw, err := e.Entry.Raw()
+		if err != nil {
+			return nil, false, err
+		}
+		fill = func(w *jsonwire.ObjectWriter) { w.Raw("entry", jsontext.Value(raw)) }
 	case ThinkingLevelChanged:
 		fill = func(w *jsonwire.ObjectWriter) { w.Str("level", string(e.Level)) }
 	case SessionInfoChanged:

@@ -77,31 +77,51 @@ func mustJSON(v any) []byte {
 func Pins(path []*session.Entry) []Pin {
 	var pins []Pin
 	for _, e := range path {
-		if e.Type != session.TypeCustom {
-			continue
+		if e.Type == session.TypeCustom {
+			pins = applyPinEntry(pins, e)
 		}
-		p, err := e.Payload()
-		if err != nil {
-			continue
+	}
+	return pins
+}
+
+// PinsOf is [Pins] of a path read from the session's index: only its
+// custom entries are made.
+func PinsOf(v session.PathView) []Pin {
+	var pins []Pin
+	for i := range v.Len() {
+		if v.Type(i) == session.TypeCustom {
+			pins = applyPinEntry(pins, v.Entry(i))
 		}
-		c := p.(*session.CustomEntry)
-		switch c.CustomType {
-		case CustomTypePin:
-			var d pinData
-			if len(c.Data) == 0 || json.Unmarshal(c.Data, &d, jsonwire.ReadOptions) != nil || strings.TrimSpace(d.Text) == "" {
-				continue
-			}
-			pins = append(pins, Pin{ID: e.ID, Text: strings.TrimSpace(d.Text), MessageID: d.MessageID, Millis: e.Millis()})
-		case CustomTypeUnpin:
-			var d unpinData
-			if len(c.Data) == 0 || json.Unmarshal(c.Data, &d, jsonwire.ReadOptions) != nil {
-				continue
-			}
-			for i := range pins {
-				if pins[i].ID == d.PinID {
-					pins = append(pins[:i], pins[i+1:]...)
-					break
-				}
+	}
+	return pins
+}
+
+// applyPinEntry returns pins after the custom entry e: with its pin added,
+// or its pin removed, or unchanged for any other entry.
+func applyPinEntry(pins []Pin, e *session.Entry) []Pin {
+	p, err := e.Payload()
+	if err != nil {
+		return pins
+	}
+	c, ok := p.(*session.CustomEntry)
+	if !ok {
+		return pins
+	}
+	switch c.CustomType {
+	case CustomTypePin:
+		var d pinData
+		if len(c.Data) == 0 || json.Unmarshal(c.Data, &d, jsonwire.ReadOptions) != nil || strings.TrimSpace(d.Text) == "" {
+			return pins
+		}
+		return append(pins, Pin{ID: e.ID, Text: strings.TrimSpace(d.Text), MessageID: d.MessageID, Millis: e.Millis()})
+	case CustomTypeUnpin:
+		var d unpinData
+		if len(c.Data) == 0 || json.Unmarshal(c.Data, &d, jsonwire.ReadOptions) != nil {
+			return pins
+		}
+		for i := range pins {
+			if pins[i].ID == d.PinID {
+				return append(pins[:i], pins[i+1:]...)
 			}
 		}
 	}

@@ -526,7 +526,7 @@ func primePrepare(t *testing.T, f *oracleFile, path []*session.Entry, keepRecent
 	if out.ModifiedFiles == nil {
 		out.ModifiedFiles = []string{}
 	}
-	proj, err := project(path)
+	proj, err := projectPath(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -561,8 +561,10 @@ func primeBranch(t *testing.T, f *oracleFile, path []*session.Entry, target, win
 // content is null.
 func nullSystemContent(entries []*session.Entry) bool {
 	for _, e := range entries {
-		if role, err := e.MessageRole(); err == nil && role == session.RoleSystem &&
-			(bytes.Contains(e.Raw(), []byte(`"content":null`)) || !bytes.Contains(e.Raw(), []byte(`"content":`))) {
+		if role, err := e.MessageRole(); err != nil || role != session.RoleSystem {
+			continue
+		}
+		if line, err := e.Raw(); err == nil && (bytes.Contains(line, []byte(`"content":null`)) || !bytes.Contains(line, []byte(`"content":`))) {
 			return true
 		}
 	}
@@ -627,7 +629,7 @@ func metadataSplit(f *oracleFile, path []*session.Entry, want *piPrepare, prime 
 		want.FirstKept.Index != prime.FirstKept.Index {
 		return false
 	}
-	proj, err := project(path)
+	proj, err := projectPath(path)
 	if err != nil {
 		return false
 	}

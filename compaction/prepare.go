@@ -150,15 +150,11 @@ func (p *projection) tokens(i int) int {
 	return n.tokens - 1
 }
 
-// project builds the projection of path from [session.BuildContext] (whose
-// messages are decoded on every core, and not decoded again when the
-// caller built the same context and still holds it).
-func project(path []*session.Entry) (*projection, error) {
-	ctx, err := session.BuildContext(path)
-	if err != nil {
-		return nil, err
-	}
-	p := &projection{ctx: ctx, nodes: make([]node, 0, len(path))}
+// project builds the projection of a context (whose messages were decoded
+// on every core, and are not decoded again when the caller built the same
+// context and still holds it).
+func project(ctx session.Context) (*projection, error) {
+	p := &projection{ctx: ctx, nodes: make([]node, 0, len(ctx.Entries)+1)}
 	for e, msgs := range ctx.Projection() {
 		n := node{entry: e}
 		switch {
@@ -171,13 +167,7 @@ func project(path []*session.Entry) (*projection, error) {
 		}
 		p.nodes = append(p.nodes, n)
 	}
-	p.after = len(p.nodes)
-	for i := len(path) - 1; i >= 0; i-- {
-		if path[i].Type == session.TypeCompaction {
-			p.after = len(p.nodes) - (len(path) - 1 - i)
-			break
-		}
-	}
+	p.after = ctx.AfterCompaction()
 	if len(p.nodes) > 0 && p.nodes[0].compaction() && p.nodes[0].visible() {
 		payload, err := p.nodes[0].entry.Payload()
 		if err != nil {
@@ -381,9 +371,49 @@ func Prepare(path []*session.Entry, s Settings) (*Preparation, error) {
 		return nil, notCompactable(ErrNothingToCompact, "the session has no entries")
 	}
 	if path[len(path)-1].Type == session.TypeCompaction {
-		return nil, notCompactable(ErrAlreadyCompacted, "the last entry is a compaction; nothing was added since")
+		return nil, leafCompacted()
 	}
-	proj, err := project(path)
+	ctx, err := session.BuildContext(path)
+	if err != nil {
+		return nil, fmt.Errorf("compaction: %w", err)
+	}
+	return prepare(ctx, Pins(path), s)
+}
+
+// leafCompacted is why a path ending in a compaction is not compacted.
+func leafCompacted() error {
+	return notCompactable(ErrAlreadyCompacted, "the last entry is a compaction; nothing was added since")
+}
+
+// PrepareContext is [Prepare] of the conversation whose context c is (see
+// [session.Session.Context]): the same decision, made from the context's
+// projection, without the whole path to the leaf at hand. pins are the
+// pins in force at the leaf (see [PinsOf]): they may come from before the
+// context's compaction, where the context does not reach.
+func PrepareContext(c session.Context, pins []Pin, s Settings) (*Preparation, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	n := 0
+	var first *session.Entry
+	for e := range c.Projection() {
+		if n == 0 {
+			first = e
+		}
+		n++
+	}
+	if n == 0 {
+		return nil, notCompactable(ErrNothingToCompact, "the session has no entries")
+	}
+	if first.Type == session.TypeCompaction && c.AfterCompaction() == n {
+		return nil, leafCompacted() // nothing after the latest compaction: it is the leaf
+	}
+	return prepare(c, pins, s)
+}
+
+// prepare is Prepare of a context, with the pins in force at its leaf.
+func prepare(ctx session.Context, pins []Pin, s Settings) (*Preparation, error) {
+	proj, err := project(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("compaction: %w", err)
 	}
@@ -449,7 +479,7 @@ func Prepare(path []*session.Entry, s Settings) (*Preparation, error) {
 	if sys := proj.ctx.System(); sys != nil {
 		system = sys.Prompt()
 	}
-	prep.Ledger.Pins = ledgerPins(Pins(path), system)
+	prep.Ledger.Pins = ledgerPins(pins, system)
 	return prep, nil
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/prime-agent/prime/internal/sessiontest"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/session"
 )
@@ -333,7 +334,7 @@ func TestTokensBefore(t *testing.T) {
 	t.Run("usage after the compaction is trusted", func(t *testing.T) {
 		// §9.2 #22: the context's size is a4's usage, 10000.
 		b := newBuilder(t).parse("u1 a1 u2 a2 u3 a3@5000/1000 C1(keep u2) u4 a4@8000/2000")
-		proj, err := project(b.path)
+		proj, err := projectPath(b.path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -457,11 +458,11 @@ func TestPrepareDoesNotChangeEntries(t *testing.T) {
 	b := newBuilder(t).parse("u0:40 a1:40!edit=a.go r2:40 u3:40 a4:400")
 	before := make([]string, len(b.path))
 	for i, e := range b.path {
-		before[i] = string(e.Raw())
+		before[i] = string(sessiontest.Line(t, e))
 	}
 	mustPrepare(t, b.path, keep(50))
 	for i, e := range b.path {
-		if string(e.Raw()) != before[i] {
+		if string(sessiontest.Line(t, e)) != before[i] {
 			t.Errorf("entry %s changed", e.ID)
 		}
 	}
@@ -496,4 +497,13 @@ func TestPrepareMissingID(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "no id") {
 		t.Errorf("err = %v, want a missing-id error", err)
 	}
+}
+
+// projectPath is project of the context of path.
+func projectPath(path []*session.Entry) (*projection, error) {
+	ctx, err := session.BuildContext(path)
+	if err != nil {
+		return nil, err
+	}
+	return project(ctx)
 }

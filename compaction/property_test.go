@@ -363,3 +363,46 @@ func appendTurn(t *testing.T, s *session.Session, r *rand.Rand, request, path st
 	appendMsg(&llm.AssistantMessage{Content: []llm.Content{llm.Text{Text: "Done with this part."}}, StopReason: llm.StopReasonStop,
 		Usage: llm.Usage{Input: 1000, Output: 100, TotalTokens: 1100}})
 }
+
+// Preparing from a session's context (PrepareContext of Session.Context,
+// which never makes the whole path's entries) decides exactly what
+// preparing from the path does, at every leaf and keepRecentTokens.
+func TestPrepareContextMatchesPrepare(t *testing.T) {
+	for _, ps := range propertySessions(t) {
+		for _, leaf := range ps.leaves {
+			ctx, err := ps.s.Context(leaf.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range []int{1, 2000, 20000, 1 << 30} {
+				want, werr := Prepare(ps.s.Path(leaf.ID), keep(k))
+				view, _ := ps.s.ViewOf(leaf.ID)
+				got, gerr := PrepareContext(ctx, PinsOf(view), keep(k))
+				if fmt.Sprint(gerr) != fmt.Sprint(werr) {
+					t.Fatalf("%s at %s, keep %d: error %v, want %v", ps.name, leaf.ID, k, gerr, werr)
+				}
+				if werr != nil {
+					continue
+				}
+				if g, w := preparationDigest(got), preparationDigest(want); g != w {
+					t.Fatalf("%s at %s, keep %d:\n%s\nwant\n%s", ps.name, leaf.ID, k, g, w)
+				}
+			}
+		}
+	}
+}
+
+// preparationDigest writes what a preparation decided.
+func preparationDigest(p *Preparation) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "kept %s split %v before %d previous %q/%s\n", p.FirstKeptEntryID, p.IsSplitTurn, p.TokensBefore, p.PreviousSummary, p.PreviousSummarizer)
+	for _, m := range p.MessagesToSummarize {
+		fmt.Fprintf(&b, "s %s %d\n", m.Role(), session.EstimateTokens(m))
+	}
+	for _, m := range p.TurnPrefixMessages {
+		fmt.Fprintf(&b, "t %s %d\n", m.Role(), session.EstimateTokens(m))
+	}
+	r, mod := p.FileOps.Lists()
+	fmt.Fprintf(&b, "files %v %v\n", r, mod)
+	return b.String()
+}

@@ -76,19 +76,19 @@ func TestPiCutPoints(t *testing.T) {
 		}
 	})
 	t.Run("#9 single assistant, keep 1000", func(t *testing.T) {
-		proj, _ := project(newBuilder(t).parse("a0:100").path)
+		proj, _ := projectPath(newBuilder(t).parse("a0:100").path)
 		if c := findCut(proj, 0, 1000); c.first != 0 {
 			t.Errorf("first kept = %d", c.first)
 		}
 	})
 	t.Run("#10 everything fits, keep 50000", func(t *testing.T) {
-		proj, _ := project(newBuilder(t).parse("u0 a1 u2 a3").path)
+		proj, _ := projectPath(newBuilder(t).parse("u0 a1 u2 a3").path)
 		if c := findCut(proj, 0, 50000); c.first != 0 || c.split {
 			t.Errorf("cut = %+v", c)
 		}
 	})
 	t.Run("#11 split in a long turn", func(t *testing.T) {
-		proj, _ := project(newBuilder(t).parse("u0 a1 u2 a3:4000 a4:4000 a5:4000").path)
+		proj, _ := projectPath(newBuilder(t).parse("u0 a1 u2 a3:4000 a4:4000 a5:4000").path)
 		c := findCut(proj, 0, 3000)
 		if !c.split || c.turnStart != 2 || c.first != 3 {
 			t.Errorf("cut = %+v", c)

@@ -505,10 +505,17 @@ func id(w *jsonwire.ObjectWriter, name, v string) {
 type entryJSON struct{ e *session.Entry }
 
 func (v entryJSON) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if v.e == nil || len(v.e.Raw()) == 0 {
+	if v.e == nil {
 		return enc.WriteToken(jsontext.Null)
 	}
-	return enc.WriteValue(v.e.Raw())
+	line, err := v.e.Raw()
+	if err != nil {
+		return err
+	}
+	if len(line) == 0 {
+		return enc.WriteToken(jsontext.Null)
+	}
+	return enc.WriteValue(line)
 }
 
 // entryList writes entries as an array of their stored JSON objects.

@@ -652,7 +652,11 @@ func cloneEntry(e *session.Entry) *session.Entry {
 	if e == nil {
 		return nil
 	}
-	c, err := session.NewEntry(e.Raw())
+	line, err := e.Raw()
+	if err != nil { // an entry that cannot be read: nothing to protect
+		return e
+	}
+	c, err := session.NewEntry(line)
 	if err != nil { // an entry not made from a line: nothing shared to protect
 		return e
 	}

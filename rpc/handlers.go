@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/prime-agent/prime/agent"
 	"github.com/prime-agent/prime/internal/jsonwire"
@@ -513,7 +514,9 @@ func (s *Server) entries(ctx context.Context, c *command) ([]byte, error) {
 			}
 			list = list[i+1:]
 		}
-		b = appendEntries([]byte(`{"entries":`), list)
+		if b, err = appendEntries([]byte(`{"entries":`), list); err != nil {
+			return
+		}
 		b = appendLeaf(append(b, `,"leafId":`...), ss.LeafID())
 		b = append(b, '}')
 	})
@@ -522,13 +525,15 @@ func (s *Server) entries(ctx context.Context, c *command) ([]byte, error) {
 
 func (s *Server) tree(ctx context.Context, c *command) ([]byte, error) {
 	var b []byte
+	var err error
 	s.ag.View(func(ss *session.Session) {
-		b = make([]byte, 0, linesSize(ss.Entries(), len(`{"entry":,"children":[]}`))+64)
-		b = appendTree(append(b, `{"tree":`...), ss.Tree(), labelTimes(ss))
+		if b, err = appendTree([]byte(`{"tree":`), ss.Tree(), labelTimes(ss)); err != nil {
+			return
+		}
 		b = appendLeaf(append(b, `,"leafId":`...), ss.LeafID())
 		b = append(b, '}')
 	})
-	return b, nil
+	return b, err
 }
 
 func (s *Server) lastAssistantText(ctx context.Context, c *command) ([]byte, error) {
@@ -591,11 +596,17 @@ func (s *Server) navigateTree(ctx context.Context, c *command) ([]byte, error) {
 		case err != nil:
 			return nil, err
 		}
+		var summary jsontext.Value
+		if res.SummaryEntry != nil {
+			if summary, err = rawEntry(res.SummaryEntry); err != nil {
+				return nil, fmt.Errorf("the branch summary was written, but reading it back failed: %w", err)
+			}
+		}
 		return encode(func(w *jsonwire.ObjectWriter) {
 			w.Str("editorText", res.EditorText)
 			w.Bool("cancelled", false)
-			if res.SummaryEntry != nil {
-				w.Raw("summaryEntry", rawEntry(res.SummaryEntry))
+			if summary != nil {
+				w.Raw("summaryEntry", summary)
 			}
 		})
 	})

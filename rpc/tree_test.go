@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/prime-agent/prime/internal/sessiontest"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/llm/llmtest"
 	"github.com/prime-agent/prime/session"
@@ -96,7 +97,7 @@ func TestTreeAndEntries(t *testing.T) {
 	// The entries are the file's lines, as they are.
 	all := h.response("all")
 	for _, e := range s.Entries() {
-		if !strings.Contains(all.raw, string(e.Raw())) {
+		if !strings.Contains(all.raw, string(sessiontest.Line(t, e))) {
 			t.Errorf("entry %s not sent as stored", e.ID)
 		}
 	}
@@ -122,7 +123,7 @@ func TestDeepTree(t *testing.T) {
 	var want strings.Builder
 	want.WriteString(`{"id":"t","type":"response","command":"get_tree","success":true,"data":{"tree":[`)
 	for _, e := range entries {
-		want.WriteString(`{"entry":` + string(e.Raw()) + `,"children":[`)
+		want.WriteString(`{"entry":` + string(sessiontest.Line(t, e)) + `,"children":[`)
 	}
 	want.WriteString(strings.Repeat("]}", n) + `],"leafId":"` + entries[n-1].ID + `"}}`)
 	if got := h.out.nextRaw(t); got != want.String() {

@@ -2,8 +2,8 @@ package rpc
 
 import (
 	"bytes"
+	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -64,13 +64,19 @@ func appendResponse(b []byte, id jsontext.Value, command string, ok bool, data [
 }
 
 // rawEntry is an entry's line as stored, made valid UTF-8 when the file
-// held invalid bytes (pi's reader would have replaced them too).
-func rawEntry(e *session.Entry) jsontext.Value {
-	v, err := validUTF8(e.Raw())
+// held invalid bytes (pi's reader would have replaced them too). The line
+// is read back from the file, which may fail (a file changed behind the
+// session's back).
+func rawEntry(e *session.Entry) (jsontext.Value, error) {
+	line, err := e.Raw()
 	if err != nil {
-		return jsontext.Value(`{}`)
+		return nil, err
 	}
-	return v
+	v, err := validUTF8(line)
+	if err != nil {
+		return nil, fmt.Errorf("entry %s: %w", e.ID, err)
+	}
+	return v, nil
 }
 
 // validUTF8 returns v unchanged when it is valid UTF-8, else the same
@@ -179,24 +185,19 @@ func statsData(st agent.State, stats agent.Stats, usage agent.ContextUsage, b *a
 }
 
 // appendEntries appends the entries as a JSON array of their lines.
-func appendEntries(b []byte, entries []*session.Entry) []byte {
-	b = append(slices.Grow(b, linesSize(entries, 1)+2), '[')
+func appendEntries(b []byte, entries []*session.Entry) ([]byte, error) {
+	b = append(b, '[')
 	for i, e := range entries {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, rawEntry(e)...)
+		line, err := rawEntry(e)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, line...)
 	}
-	return append(b, ']')
-}
-
-// linesSize is the size of the entries' lines with extra bytes each.
-func linesSize(entries []*session.Entry, extra int) int {
-	n := 0
-	for _, e := range entries {
-		n += len(e.Raw()) + extra
-	}
-	return n
+	return append(b, ']'), nil
 }
 
 // appendLeaf appends the leaf id, or null for an empty session.
@@ -235,7 +236,7 @@ func labelTimes(s *session.Session) map[string]string {
 // labelTimestamp?}, ...]. It is written with a stack of its own, not by
 // recursion and not through an encoder, because a long session is a chain
 // as deep as it has entries (deeper than any JSON encoder's nesting limit).
-func appendTree(b []byte, roots []*session.Node, times map[string]string) []byte {
+func appendTree(b []byte, roots []*session.Node, times map[string]string) ([]byte, error) {
 	type level struct {
 		nodes []*session.Node
 		next  int
@@ -259,12 +260,16 @@ func appendTree(b []byte, roots []*session.Node, times map[string]string) []byte
 			b = append(b, ',')
 		}
 		top.next++
+		line, err := rawEntry(n.Entry)
+		if err != nil {
+			return nil, err
+		}
 		b = append(b, `{"entry":`...)
-		b = append(b, rawEntry(n.Entry)...)
+		b = append(b, line...)
 		b = append(b, `,"children":[`...)
 		stack = append(stack, level{nodes: n.Children})
 	}
-	return b
+	return b, nil
 }
 
 func appendLabel(b []byte, n *session.Node, times map[string]string) []byte {

@@ -128,6 +128,28 @@ func BenchmarkPath(b *testing.B) {
 	}
 }
 
+// BenchmarkColdPath is the leaf's path of a session just opened: its
+// entries are made from the index as the path is walked.
+func BenchmarkColdPath(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(sizeName(n), func(b *testing.B) {
+			s := loadBench(b, n)
+			leaf := s.LeafID()
+			first := strings.Clone(s.Path(leaf)[0].ID)
+			b.ReportAllocs()
+			var length int
+			for b.Loop() {
+				b.StopTimer()
+				s.Path(first) // forget the leaf's path
+				runtime.GC()  // and let its entries go
+				b.StartTimer()
+				length = len(s.Path(leaf))
+			}
+			b.ReportMetric(float64(length), "entries/path")
+		})
+	}
+}
+
 // BenchmarkLeafPathAppend is the agent's case: the leaf's path asked for
 // after each append at the leaf, extended rather than walked again.
 func BenchmarkLeafPathAppend(b *testing.B) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/prime-agent/prime/internal/sessiontest"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/session"
 )
@@ -209,14 +210,26 @@ func TestDecodedMessagesShared(t *testing.T) {
 		t.Errorf("Entry.Message = %p, %v; want the context's %p", m, err, first.Messages[0])
 	}
 
-	// Nothing holds the messages any more: they can be collected.
+	// The session keeps the last context it built; once it builds
+	// another, nothing holds the messages any more: they can be
+	// collected.
 	refs := make([]weak.Pointer[llm.UserMessage], 1)
 	refs[0] = weak.Make(first.Messages[0].(*llm.UserMessage))
 	first, m = session.Context{}, nil
 	runtime.GC()
+	if refs[0].Value() == nil {
+		t.Error("the session does not keep its last context")
+	}
+	leaf := s.LeafID()
+	s.ResetLeaf()
+	if c, err := s.Context(""); err != nil || len(c.Messages) != 0 {
+		t.Fatalf("context after ResetLeaf: %d messages, %v", len(c.Messages), err)
+	}
+	runtime.GC()
 	if refs[0].Value() != nil {
 		t.Error("a decoded message stays alive after its last use")
 	}
+	s.SetLeaf(leaf)
 	again, err := s.Context("")
 	if err != nil || texts(again.Messages)[0] != "user:q1" {
 		t.Fatalf("decoding again: %v %v", texts(again.Messages), err)
@@ -462,8 +475,8 @@ func TestCompactionSystemMessage(t *testing.T) {
 	if state.Timestamp != 5 {
 		t.Error("Append changed the caller's system message")
 	}
-	if !strings.HasSuffix(string(c.Raw()), fmt.Sprintf(`,"fromHook":false,"systemMessage":{"role":"system","content":"","sections":{"preamble":"P2"},"timestamp":%d}}`, c.Millis())) {
-		t.Errorf("compaction line %s", c.Raw())
+	if !strings.HasSuffix(string(sessiontest.Line(t, c)), fmt.Sprintf(`,"fromHook":false,"systemMessage":{"role":"system","content":"","sections":{"preamble":"P2"},"timestamp":%d}}`, c.Millis())) {
+		t.Errorf("compaction line %s", sessiontest.Line(t, c))
 	}
 	s.Append(user("q3"))
 	ctx, err := s.Context("")

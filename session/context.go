@@ -27,10 +27,13 @@ type Context struct {
 	// Model is the model last selected or used on the path, or nil.
 	Model *ModelRef
 
-	// projected is the projection's entries (see [Context.Projection]),
-	// path the root→leaf path the context was built from.
-	projected []*Entry
-	path      []*Entry
+	// projected is the projection's entries (see [Context.Projection]);
+	// after is the index in it of the first entry after the latest
+	// compaction (len(projected) without one), and trusted the index from
+	// which its entries come after the latest compaction or context edit
+	// on the path (see EstimateNext).
+	projected      []*Entry
+	after, trusted int
 }
 
 // ModelRef names a model by provider and id.
@@ -62,13 +65,39 @@ type ModelRef struct {
 // many, and shared with any other caller that decoded the same entries
 // while they are in use (see [Entry.Message]): they must not be modified.
 // An edited message is a copy with the replacement content.
-func BuildContext(path []*Entry) (Context, error) {
-	ctx := Context{path: path}
+func BuildContext(path []*Entry) (Context, error) { return buildContext(entryPath(path)) }
+
+// pathReader is a root→leaf path: a list of entries ([entryPath]), or a
+// session's index ([PathView]), whose entries are made only when asked for.
+type pathReader interface {
+	Len() int
+	// Type returns the type of entry i, Entry the entry.
+	Type(i int) string
+	Entry(i int) *Entry
+	// idIs reports whether entry i's id is id.
+	idIs(i int, id string) bool
+	// role is entry i's MessageRole.
+	role(i int) (string, error)
+}
+
+// entryPath is a path given as its entries.
+type entryPath []*Entry
+
+func (p entryPath) Len() int                   { return len(p) }
+func (p entryPath) Type(i int) string          { return p[i].Type }
+func (p entryPath) Entry(i int) *Entry         { return p[i] }
+func (p entryPath) idIs(i int, id string) bool { return p[i].ID == id }
+func (p entryPath) role(i int) (string, error) { return p[i].MessageRole() }
+
+// buildContext is BuildContext of any path; only the entries of the
+// projection and those that set the thinking level and model are made.
+func buildContext(path pathReader) (Context, error) {
+	var ctx Context
 	var err error
 	if ctx.ThinkingLevel, ctx.Model, err = pathSettings(path); err != nil {
 		return Context{}, err
 	}
-	ctx.projected = projectedEntries(path)
+	ctx.projected, ctx.after, ctx.trusted = projectedEntries(path)
 	var edits map[string]*ContextEditEntry
 	for _, e := range ctx.projected {
 		if e.Type != TypeContextEdit {
@@ -126,31 +155,53 @@ func BuildContext(path []*Entry) (Context, error) {
 // projectedEntries returns the entries of path the context is built from
 // (pi 1.6's buildContextEntries): path itself without a compaction; with
 // one, the latest compaction, the entries it kept except system messages,
-// and every entry after it.
-func projectedEntries(path []*Entry) []*Entry {
-	latest := -1
-	for i := len(path) - 1; i >= 0; i-- {
-		if path[i].Type == TypeCompaction {
+// and every entry after it. after is the index in it of the first entry
+// after the compaction (its length without one), trusted that of the
+// first entry after the latest compaction or context edit.
+func projectedEntries(path pathReader) (out []*Entry, after, trusted int) {
+	n := path.Len()
+	latest, invalid := -1, -1
+	for i := n - 1; i >= 0; i-- {
+		switch path.Type(i) {
+		case TypeContextEdit:
+			invalid = max(invalid, i)
+		case TypeCompaction:
+			invalid = max(invalid, i)
 			latest = i
+		}
+		if latest >= 0 {
 			break
 		}
 	}
 	if latest < 0 {
-		return path
+		out = make([]*Entry, n)
+		for i := range out {
+			out[i] = path.Entry(i)
+		}
+		return out, n, invalid + 1
 	}
-	out := make([]*Entry, 0, len(path)-latest)
-	out = append(out, path[latest])
-	if kept := KeptStart(path, latest); kept >= 0 {
-		for _, e := range path[kept:latest] {
-			if e.Type == TypeMessage {
-				if role, err := e.MessageRole(); err == nil && role == RoleSystem {
+	kept := keptStart(path, latest)
+	size := n - latest
+	if kept >= 0 {
+		size += latest - kept
+	}
+	out = make([]*Entry, 0, size)
+	out = append(out, path.Entry(latest))
+	if kept >= 0 {
+		for i := kept; i < latest; i++ {
+			if path.Type(i) == TypeMessage {
+				if role, err := path.role(i); err == nil && role == RoleSystem {
 					continue
 				}
 			}
-			out = append(out, e)
+			out = append(out, path.Entry(i))
 		}
 	}
-	return append(out, path[latest+1:]...)
+	after = len(out)
+	for i := latest + 1; i < n; i++ {
+		out = append(out, path.Entry(i))
+	}
+	return out, after, after + invalid - latest
 }
 
 // ApplyContextEdit returns what the model sees of m after edit (pi 1.6's
@@ -216,6 +267,12 @@ func (c Context) Projection() iter.Seq2[*Entry, []Message] {
 	}
 }
 
+// AfterCompaction returns the index, in [Context.Projection], of the first
+// entry that comes after the latest compaction on the path (the entries
+// before it are the compaction and those it kept); without a compaction, the
+// projection's length.
+func (c Context) AfterCompaction() int { return c.after }
+
 // EstimateNext estimates the context the model will be sent next, exactly
 // as pi 1.6's estimateProjectedContextTokens (which sizes thresholds and a
 // compaction's tokensBefore). It is [EstimateContextTokens] of the
@@ -233,19 +290,8 @@ func (c Context) EstimateNext() ContextEstimate {
 		// id is not found) and trusts it only after the latest context
 		// edit or compaction. Ids on a path are distinct: a repeated id
 		// names the later entry, so an earlier one is on no path.
-		invalid := -1
-		for i := len(c.path) - 1; i >= 0; i-- {
-			if t := c.path[i].Type; t == TypeContextEdit || t == TypeCompaction {
-				invalid = i
-				break
-			}
-		}
-		if e := c.Entries[est.LastUsageIndex]; e.ID != "" {
-			for i := len(c.path) - 1; i > invalid; i-- {
-				if c.path[i] == e {
-					return est
-				}
-			}
+		if e := c.Entries[est.LastUsageIndex]; e.ID != "" && slices.Contains(c.projected[min(c.trusted, len(c.projected)):], e) {
+			return est
 		}
 	}
 	tokens := 0
@@ -262,8 +308,10 @@ func (c Context) EstimateNext() ContextEstimate {
 
 // contributes reports whether an entry's type can put a message in the
 // context.
-func contributes(e *Entry) bool {
-	switch e.Type {
+func contributes(e *Entry) bool { return contributesType(e.Type) }
+
+func contributesType(t string) bool {
+	switch t {
 	case TypeMessage, TypeCustomMessage, TypeBranchSummary, TypeCompaction:
 		return true
 	}
@@ -282,7 +330,7 @@ func contextMessages(entries []*Entry) ([]Message, error) {
 	msgs := make([]Message, len(entries), len(entries)+1) // room for a compaction's system message
 	size := 0
 	for _, e := range entries {
-		size += len(e.raw)
+		size += int(e.n)
 	}
 	batches := (len(entries) + maxBatch - 1) / maxBatch
 	// errs[b] is the error of the first entry of batch b that cannot be
@@ -322,11 +370,11 @@ func contextMessages(entries []*Entry) ([]Message, error) {
 // path: the last thinking_level_change, and the last model_change or
 // assistant message (whichever comes later). Only the entries after the
 // last of each are examined.
-func pathSettings(path []*Entry) (llm.ThinkingLevel, *ModelRef, error) {
+func pathSettings(path pathReader) (llm.ThinkingLevel, *ModelRef, error) {
 	level := llm.ThinkingOff
-	for i := len(path) - 1; i >= 0; i-- {
-		if path[i].Type == TypeThinkingLevelChange {
-			p, err := path[i].Payload()
+	for i := path.Len() - 1; i >= 0; i-- {
+		if path.Type(i) == TypeThinkingLevelChange {
+			p, err := path.Entry(i).Payload()
 			if err != nil {
 				return "", nil, err
 			}
@@ -334,17 +382,17 @@ func pathSettings(path []*Entry) (llm.ThinkingLevel, *ModelRef, error) {
 			break
 		}
 	}
-	for i := len(path) - 1; i >= 0; i-- {
-		switch path[i].Type {
+	for i := path.Len() - 1; i >= 0; i-- {
+		switch path.Type(i) {
 		case TypeModelChange:
-			p, err := path[i].Payload()
+			p, err := path.Entry(i).Payload()
 			if err != nil {
 				return "", nil, err
 			}
 			mc := p.(*ModelChangeEntry)
 			return level, &ModelRef{Provider: mc.Provider, ModelID: mc.ModelID}, nil
 		case TypeMessage:
-			m, err := path[i].Message()
+			m, err := path.Entry(i).Message()
 			if err != nil {
 				return "", nil, err
 			}
@@ -359,28 +407,41 @@ func pathSettings(path []*Entry) (llm.ThinkingLevel, *ModelRef, error) {
 // KeptStart returns the index in path of the first entry kept by the
 // compaction at path[compaction] (its firstKeptEntryId), or -1 when that
 // entry is not on the path before the compaction.
-func KeptStart(path []*Entry, compaction int) int {
-	e := path[compaction]
-	switch d := e.kept.Load(); {
-	case d > 0 && int(d-1) <= compaction && path[compaction-int(d-1)].ID == keptID(e):
-		return compaction - int(d-1)
-	case d < 0:
+func KeptStart(path []*Entry, compaction int) int { return keptStart(entryPath(path), compaction) }
+
+// keptStart is KeptStart of any path.
+func keptStart(path pathReader, compaction int) int {
+	e := path.Entry(compaction)
+	k := e.kept.Load()
+	switch {
+	case k == nil:
+		k = &keptAt{dist: -1, id: keptID(e)}
+	case k.dist < 0:
 		return -1
+	case k.dist <= compaction && path.idIs(compaction-k.dist, k.id):
+		return compaction - k.dist
 	}
 	// The first entry of the path with that id, as pi finds it. The
 	// distance is remembered: the same entry has the same ancestors on
 	// every path through it.
-	id := keptID(e)
-	if id != "" {
+	if k.id != "" {
 		for i := 0; i < compaction; i++ {
-			if path[i].ID == id {
-				e.kept.Store(int64(compaction-i) + 1)
+			if path.idIs(i, k.id) {
+				e.kept.Store(&keptAt{dist: compaction - i, id: k.id})
 				return i
 			}
 		}
 	}
-	e.kept.Store(-1)
+	e.kept.Store(&keptAt{dist: -1, id: k.id})
 	return -1
+}
+
+// keptAt is what a compaction entry remembers of its first kept entry: its
+// id, and how far before the compaction it is on the compaction's path (-1:
+// not on it).
+type keptAt struct {
+	dist int
+	id   string
 }
 
 // keptID returns a compaction entry's firstKeptEntryId ("" for none).
@@ -420,9 +481,19 @@ func ContextMessage(e *Entry) (Message, error) {
 	if m := e.remembered(); m != nil {
 		return m, nil
 	}
-	p, err := e.Payload()
+	line, err := e.line()
 	if err != nil {
 		return nil, err
+	}
+	return contextMessageOf(e, line)
+}
+
+// contextMessageOf is ContextMessage of a custom_message, branch_summary or
+// compaction entry whose line is line.
+func contextMessageOf(e *Entry, line []byte) (Message, error) {
+	p, err := decodePayload(e.Type, line)
+	if err != nil {
+		return nil, e.errorf("%w", err)
 	}
 	ts := jsonwire.ISOMillis(e.Timestamp)
 	var m Message

@@ -31,9 +31,11 @@ const (
 
 // Entry is one line of a session file after the header: a node of the
 // session tree. The four common fields are decoded when the file is read;
-// the rest of the line is kept as raw bytes and decoded on demand with
-// [Entry.Payload] or [Entry.Message], so opening a large session costs little
-// more than reading it, and writing an entry back reproduces its bytes.
+// the rest of the line stays in the file and is read back and decoded on
+// demand with [Entry.Payload] or [Entry.Message] (checked against the
+// checksum taken when it was indexed), so opening a large session costs
+// little more than indexing it, holding a session costs no memory for its
+// lines, and writing an entry back reproduces its bytes.
 //
 // An Entry is immutable once created and safe for concurrent use. The
 // message decoded from it is remembered while something still uses it:
@@ -51,28 +53,63 @@ type Entry struct {
 	// or 0 for an entry that has not been read from a file.
 	Line int
 
-	raw []byte
-	// head is the offset in raw just after the timestamp when the line
-	// starts with the four common members in pi's order, else 0.
-	head int32
+	// src holds the entry's line: n bytes at off, whose CRC-32C is crc.
+	src *source
+	off int64
+	n   uint32
+	crc uint32
+	// idx is the entry's index in its session, or -1 (NewEntry).
+	idx int32
+	// head is the offset in the line just after the timestamp when the
+	// line starts with the four common members in pi's order, else 0.
+	head uint32
+	// role is a message entry's role code when the index read it.
+	role uint8
 	// decoded refers weakly to the message last decoded from the entry
 	// (see [Entry.Message]).
 	decoded atomic.Pointer[messageRef]
-	// kept caches, for a compaction entry, how far before it on its path
-	// its first kept entry lies, plus one (0: not computed; -1: not on the
-	// path). An entry's ancestors never change, so neither does this.
-	kept atomic.Int64
+	// kept caches, for a compaction entry, where its first kept entry
+	// lies on its path (nil: not computed). An entry's ancestors never
+	// change, so neither does this.
+	kept atomic.Pointer[keptAt]
 }
 
 // NewEntry makes an entry from one JSON line (without its newline),
 // decoding the common fields. The line is copied. It fails if the line is
 // not valid JSON or not an object with a string "type".
 func NewEntry(line []byte) (*Entry, error) {
-	e := new(Entry)
-	if err := decodeLineInto(e, bytes.Clone(line)); err != nil {
+	return entryOfLine(bytes.Clone(line))
+}
+
+// entryOfLine makes an entry of its own from line, which it keeps.
+func entryOfLine(line []byte) (*Entry, error) {
+	x, err := indexLine(line, 0, 0)
+	if err != nil {
 		return nil, err
 	}
+	s := &Session{recs: []rec{x.r}, src: memorySource(line)}
+	if x.odd != nil {
+		s.odd = map[int32]*oddRec{0: x.odd}
+	}
+	e := new(Entry)
+	s.fill(new(entryBlock), e, 0)
+	e.idx = -1
 	return e, nil
+}
+
+// span locates the entry's line.
+func (e *Entry) span() span { return span{off: e.off, n: e.n, crc: e.crc} }
+
+// line reads the entry's line back.
+func (e *Entry) line() ([]byte, error) {
+	if e.src == nil {
+		return nil, e.errorf("entry has no line")
+	}
+	b, err := e.src.read(e.span())
+	if err != nil {
+		return nil, e.errorf("%w", err)
+	}
+	return b, nil
 }
 
 // readID reads an id member: a string, or null (read as ""). Numbers are
@@ -107,9 +144,9 @@ func readTimestamp(dec *jsontext.Decoder) (string, error) {
 	return jsonwire.ReadString(dec)
 }
 
-// Raw returns the entry's JSON line as stored, without the newline. It must
-// not be modified.
-func (e *Entry) Raw() []byte { return e.raw }
+// Raw returns the entry's JSON line as stored, without the newline, read
+// back from the file (see [ErrFileChanged]). It must not be modified.
+func (e *Entry) Raw() ([]byte, error) { return e.line() }
 
 // Millis returns the entry's timestamp in Unix milliseconds, or 0 when it
 // does not parse.
@@ -378,37 +415,62 @@ func (p *ContextEditEntry) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 
 // Payload decodes the entry's type-specific fields.
 func (e *Entry) Payload() (Payload, error) {
-	var p Payload
-	switch e.Type {
-	case TypeMessage:
+	if e.Type == TypeMessage {
 		m, err := e.Message()
 		if err != nil {
 			return nil, err
 		}
 		return &MessageEntry{Message: m}, nil
-	case TypeThinkingLevelChange:
-		p = new(ThinkingLevelChangeEntry)
-	case TypeModelChange:
-		p = new(ModelChangeEntry)
-	case TypeCompaction:
-		p = new(CompactionEntry)
-	case TypeBranchSummary:
-		p = new(BranchSummaryEntry)
-	case TypeCustom:
-		p = new(CustomEntry)
-	case TypeCustomMessage:
-		p = new(CustomMessageEntry)
-	case TypeLabel:
-		p = new(LabelEntry)
-	case TypeSessionInfo:
-		p = new(SessionInfoEntry)
-	case TypeContextEdit:
-		p = new(ContextEditEntry)
-	default:
+	}
+	if knownPayload(e.Type) == nil {
 		return &UnknownEntry{Type: e.Type}, nil
 	}
-	if err := json.Unmarshal(e.raw, p, jsonwire.ReadOptions); err != nil {
-		return nil, e.errorf("%s entry: %w", e.Type, err)
+	line, err := e.line()
+	if err != nil {
+		return nil, err
+	}
+	p, err := decodePayload(e.Type, line)
+	if err != nil {
+		return nil, e.errorf("%w", err)
+	}
+	return p, nil
+}
+
+// knownPayload returns a new payload of a type Prime knows (message
+// excepted), or nil.
+func knownPayload(typ string) Payload {
+	switch typ {
+	case TypeThinkingLevelChange:
+		return new(ThinkingLevelChangeEntry)
+	case TypeModelChange:
+		return new(ModelChangeEntry)
+	case TypeCompaction:
+		return new(CompactionEntry)
+	case TypeBranchSummary:
+		return new(BranchSummaryEntry)
+	case TypeCustom:
+		return new(CustomEntry)
+	case TypeCustomMessage:
+		return new(CustomMessageEntry)
+	case TypeLabel:
+		return new(LabelEntry)
+	case TypeSessionInfo:
+		return new(SessionInfoEntry)
+	case TypeContextEdit:
+		return new(ContextEditEntry)
+	}
+	return nil
+}
+
+// decodePayload decodes the payload of a line of a type Prime knows, other
+// than message.
+func decodePayload(typ string, line []byte) (Payload, error) {
+	p := knownPayload(typ)
+	if p == nil {
+		return &UnknownEntry{Type: typ}, nil
+	}
+	if err := json.Unmarshal(line, p, jsonwire.ReadOptions); err != nil {
+		return nil, fmt.Errorf("%s entry: %w", typ, err)
 	}
 	return p, nil
 }
@@ -419,7 +481,14 @@ func (e *Entry) MessageRole() (string, error) {
 	if e.Type != TypeMessage {
 		return "", e.errorf("entry is a %s, not a message", e.Type)
 	}
-	raw := messageBytes(e)
+	if e.role != roleUnknown {
+		return roleNames[e.role], nil
+	}
+	line, err := e.line()
+	if err != nil {
+		return "", err
+	}
+	raw := messageBytes(line, e.head)
 	if raw == nil {
 		return "", e.errorf("message entry has no message")
 	}
@@ -439,7 +508,11 @@ func (e *Entry) Message() (Message, error) {
 	if m := e.remembered(); m != nil {
 		return m, nil
 	}
-	m, err := e.decodeMessage()
+	line, err := e.line()
+	if err != nil {
+		return nil, err
+	}
+	m, err := e.decodeMessage(line)
 	if err != nil {
 		return nil, err
 	}
@@ -447,8 +520,10 @@ func (e *Entry) Message() (Message, error) {
 	return m, nil
 }
 
-func (e *Entry) decodeMessage() (Message, error) {
-	if raw, ok := e.lastMember(`,"message":`); ok {
+// decodeMessage decodes the message of the entry's line; the message may
+// share the line's memory, which must never be modified.
+func (e *Entry) decodeMessage(line []byte) (Message, error) {
+	if raw, ok := lastMember(line, e.head, `,"message":`); ok {
 		// The message is normally the last member. If it is not, the
 		// candidate is not one JSON value and decoding fails; then the
 		// line is read member by member below.
@@ -456,7 +531,7 @@ func (e *Entry) decodeMessage() (Message, error) {
 			return m, nil
 		}
 	}
-	raw, err := e.member("message")
+	raw, err := memberOf(line, "message")
 	if err != nil {
 		return nil, e.errorf("message entry: %w", err)
 	}
@@ -467,24 +542,9 @@ func (e *Entry) decodeMessage() (Message, error) {
 	return m, nil
 }
 
-// lastMember returns the bytes between the member named by prefix (given as
-// `,"name":`) right after the common fields and the line's closing brace:
-// the member's value when it is the last member. The caller must check that
-// the result is a single JSON value.
-func (e *Entry) lastMember(prefix string) ([]byte, bool) {
-	if e.head == 0 {
-		return nil, false
-	}
-	rest := e.raw[e.head:]
-	if !bytes.HasPrefix(rest, []byte(prefix)) || len(rest) < len(prefix)+2 || rest[len(rest)-1] != '}' {
-		return nil, false
-	}
-	return rest[len(prefix) : len(rest)-1], true
-}
-
-// member returns the raw value of a top-level member of the entry's line.
-func (e *Entry) member(name string) (jsontext.Value, error) {
-	dec := jsonwire.NewDecoder(e.raw)
+// memberOf returns the raw value of a top-level member of a line.
+func memberOf(line []byte, name string) (jsontext.Value, error) {
+	dec := jsonwire.NewDecoder(line)
 	var v jsontext.Value
 	err := jsonwire.ReadObject(dec, func(n string) error {
 		if n == name && v == nil {

@@ -1,6 +1,10 @@
 package session
 
-import "github.com/prime-agent/prime/llm"
+import (
+	"os"
+
+	"github.com/prime-agent/prime/llm"
+)
 
 // Hooks for the external tests (fuzz_test.go), which cannot be in package
 // session because they use sessiongen, which imports it.
@@ -17,13 +21,10 @@ func SlowHead(line []byte) (typ, id, parent, ts string, err error) {
 	if err != nil {
 		return "", "", "", "", err
 	}
-	return h.slow.Type, h.slow.ID, h.slow.ParentID, h.slow.Timestamp, nil
+	return h.Type, h.ID, h.ParentID, h.Timestamp, nil
 }
 
-func DecodeLine(line []byte) (*Entry, error) {
-	e := new(Entry)
-	return e, decodeLineInto(e, line)
-}
+func DecodeLine(line []byte) (*Entry, error) { return NewEntry(line) }
 
 // DecodeFast and DecodeSlow are the two message decoders DecodeMessage
 // chooses between.
@@ -49,3 +50,26 @@ func NewTextArena(size int) *TextArena {
 }
 
 func (t *TextArena) Decode(raw []byte) (Message, bool) { return fastDecode(raw, true, nil, &t.a) }
+
+// FromIndex says how s was read: "" by indexing the whole file, "trusted"
+// or "verified" from the persistent index.
+func FromIndex(s *Session) string {
+	return [...]string{ReadWhole: "", ReadIndexTrusted: "trusted", ReadIndexChecked: "verified"}[s.from]
+}
+
+// IndexFileOf returns where the persistent index of the session file path
+// is kept in dir.
+func IndexFileOf(dir, path string) string {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return ""
+	}
+	x := newIndexFile(dir, path, fi)
+	if x == nil {
+		return ""
+	}
+	return x.path
+}
+
+// CacheMinBytes is the smallest file whose index is kept.
+const CacheMinBytes = cacheMinBytes

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/prime-agent/prime/internal/pifixtures"
+	"github.com/prime-agent/prime/internal/sessiontest"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/session"
 	"github.com/prime-agent/prime/session/sessiongen"
@@ -74,7 +75,7 @@ func messagesOf(t *testing.T, data []byte) [][]byte {
 		var w struct {
 			Message jsontext.Value `json:"message"`
 		}
-		if err := jsonUnmarshal(e.Raw(), &w); err != nil {
+		if err := jsonUnmarshal(sessiontest.Line(t, e), &w); err != nil {
 			t.Fatal(err)
 		}
 		out = append(out, w.Message)
@@ -200,8 +201,9 @@ func FuzzFastDecode(f *testing.F) {
 	}
 	for _, e := range s.Entries() {
 		if e.Type == session.TypeMessage {
-			if i := bytes.Index(e.Raw(), []byte(`"message":`)); i > 0 {
-				f.Add(e.Raw()[i+len(`"message":`) : len(e.Raw())-1])
+			if line := sessiontest.Line(f, e); bytes.Contains(line, []byte(`"message":`)) {
+				i := bytes.Index(line, []byte(`"message":`))
+				f.Add(line[i+len(`"message":`) : len(line)-1])
 			}
 		}
 	}
@@ -230,8 +232,9 @@ func BenchmarkDecodeMessages(b *testing.B) {
 	var raws [][]byte
 	size := 0
 	for _, e := range s.Entries() {
-		if i := bytes.Index(e.Raw(), []byte(`,"message":`)); i > 0 && e.Type == session.TypeMessage {
-			raw := e.Raw()[i+len(`,"message":`) : len(e.Raw())-1]
+		line := sessiontest.Line(b, e)
+		if i := bytes.Index(line, []byte(`,"message":`)); i > 0 && e.Type == session.TypeMessage {
+			raw := line[i+len(`,"message":`) : len(line)-1]
 			raws = append(raws, raw)
 			size += len(raw)
 		}
@@ -274,7 +277,8 @@ func FuzzSharedString(f *testing.F) {
 
 // TestEntryMessageShares checks that the message decoded from an entry
 // shares the entry's bytes for strings without escapes and for tool-call
-// arguments, and copies strings with escapes.
+// arguments, and copies strings with escapes; the entry's own id and
+// timestamp never refer to its line.
 func TestEntryMessageShares(t *testing.T) {
 	line := `{"type":"message","id":"a1b2c3d4","parentId":null,"timestamp":"2025-12-03T14:00:00.000Z","message":` +
 		`{"role":"assistant","content":[{"type":"text","text":"plain words"},{"type":"text","text":"two\nlines"},` +
@@ -283,13 +287,13 @@ func TestEntryMessageShares(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw := e.Raw()
+	raw := sessiontest.Line(t, e)
 	within := func(p *byte) bool {
 		a := uintptr(unsafe.Pointer(p))
 		return a >= uintptr(unsafe.Pointer(&raw[0])) && a < uintptr(unsafe.Pointer(&raw[0]))+uintptr(len(raw))
 	}
-	if !within(unsafe.StringData(e.ID)) || !within(unsafe.StringData(e.Timestamp)) {
-		t.Error("entry id and timestamp do not share the line")
+	if within(unsafe.StringData(e.ID)) || within(unsafe.StringData(e.Timestamp)) {
+		t.Error("the entry's id and timestamp keep its line alive")
 	}
 	m, err := e.Message()
 	if err != nil {

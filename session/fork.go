@@ -1,6 +1,7 @@
 package session
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -25,7 +26,7 @@ import (
 // s's working directory unless opts.CWD does. s is not changed. An unknown
 // leafID is an error wrapping [ErrNotFound].
 func (s *Session) Fork(path, leafID string, opts Options) (*Session, error) {
-	leaf, ok := s.byID[leafID]
+	leaf, ok := s.lookup(leafID)
 	if !ok {
 		return nil, fmt.Errorf("session: entry %s: %w", leafID, ErrNotFound)
 	}
@@ -39,33 +40,28 @@ func (s *Session) Fork(path, leafID string, opts Options) (*Session, error) {
 	if opts.CWD == "" && s.header != nil {
 		opts.CWD = s.header.CWD
 	}
-	entries, err := s.forkPath(s.pathTo(leaf))
-	if err != nil {
-		return nil, err
-	}
 	f, err := Create(path, opts)
 	if err != nil {
 		return nil, err
 	}
-	for _, e := range entries {
-		f.lines++
-		e.Line = f.lines
-		f.entries = append(f.entries, e)
+	on, err := s.forkPath(f, s.pathTo(leaf))
+	if err != nil {
+		return nil, err
 	}
 	f.index(0)
-	for _, l := range s.labelsOn(entries) {
+	labels, err := s.labelsOn(on)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range labels {
 		line, err := EncodeEntry(f.newEntryID(), f.LeafID(), l.timestamp, &LabelEntry{TargetID: l.target, Label: l.label})
 		if err != nil {
 			return nil, fmt.Errorf("session: %w", err)
 		}
-		e := new(Entry)
-		if err := decodeLineInto(e, line); err != nil {
+		if err := f.addLine(line); err != nil {
 			return nil, fmt.Errorf("session: encoded label entry does not read back: %w", err)
 		}
-		f.lines++
-		e.Line = f.lines
-		f.entries = append(f.entries, e)
-		f.index(len(f.entries) - 1)
+		f.index(f.Len() - 1)
 	}
 	if f.w.pending && f.hasConversation() {
 		if err := f.create(nil); err != nil {
@@ -75,6 +71,42 @@ func (s *Session) Fork(path, leafID string, opts Options) (*Session, error) {
 	return f, nil
 }
 
+// addLine adds an entry line to a session kept in memory (one not written
+// yet), without indexing it (see index).
+func (s *Session) addLine(line []byte) error {
+	x, err := indexLine(line, s.indexed, s.lines+1)
+	if err != nil {
+		return err
+	}
+	s.src.appendMemory(line, []byte{'\n'})
+	s.lines++
+	s.indexed += int64(len(line)) + 1
+	s.add(x)
+	return nil
+}
+
+// add puts an indexed entry after the others, and returns its index.
+func (s *Session) add(x indexed) int32 {
+	i := int32(len(s.recs))
+	s.recs = append(s.recs, x.r)
+	s.setExtra(i, x.odd, x.meta)
+	return i
+}
+
+// setExtra records the side-table strings and the label or name of entry
+// i, when it has them.
+func (s *Session) setExtra(i int32, odd *oddRec, m *meta) {
+	if odd != nil {
+		if s.odd == nil {
+			s.odd = make(map[int32]*oddRec)
+		}
+		s.odd[i] = odd
+	}
+	if m != nil {
+		s.metas = append(s.metas, metaAt{i, m})
+	}
+}
+
 // ForkIn is [Session.Fork] with the new file named as pi names it, in dir
 // (see [CreateIn]).
 func (s *Session) ForkIn(dir, leafID string, opts Options) (*Session, error) {
@@ -82,52 +114,68 @@ func (s *Session) ForkIn(dir, leafID string, opts Options) (*Session, error) {
 	return s.Fork(path, leafID, opts)
 }
 
-// forkPath returns copies of the entries of path without its label
-// entries, each linked to the entry before it in the result.
-func (s *Session) forkPath(path []*Entry) ([]*Entry, error) {
-	out := make([]*Entry, 0, len(path))
+// forkPath adds to f the lines of the entries of path without its label
+// entries, each linked to the entry before it, and returns the ids of the
+// entries added. The lines are read back in runs.
+func (s *Session) forkPath(f *Session, path []*Entry) (map[string]bool, error) {
+	on := make(map[string]bool, len(path))
 	// replaced maps the id of a dropped label entry to the entry that
 	// took its place: the next one kept.
 	replaced := map[string]string{}
 	var pending []string
 	parent := ""
-	for _, e := range path {
-		if e.Type == TypeLabel {
-			pending = append(pending, e.ID)
-			continue
+	const batch = 1024
+	spans := make([]span, 0, batch)
+	lines := make([][]byte, batch)
+	for start := 0; start < len(path); start += batch {
+		part := path[start:min(start+batch, len(path))]
+		spans = spans[:0]
+		for _, e := range part {
+			spans = append(spans, e.span())
 		}
-		for _, id := range pending {
-			replaced[id] = e.ID
+		if err := s.src.readSpans(spans, lines[:len(part)]); err != nil {
+			return nil, err
 		}
-		pending = pending[:0]
-		set := map[string]string{}
-		if e.ParentID != parent {
-			set["parentId"] = parent
-		}
-		if e.Type == TypeCompaction {
-			if kept, ok := e.stringMember("firstKeptEntryId"); ok && kept != e.ID {
-				if to, ok := replaced[kept]; ok {
-					set["firstKeptEntryId"] = to
+		for k, e := range part {
+			if e.Type == TypeLabel {
+				pending = append(pending, e.ID)
+				continue
+			}
+			for _, id := range pending {
+				replaced[id] = e.ID
+			}
+			pending = pending[:0]
+			line := lines[k]
+			set := map[string]string{}
+			if e.ParentID != parent {
+				set["parentId"] = parent
+			}
+			if e.Type == TypeCompaction {
+				if kept, ok := stringMemberOf(line, "firstKeptEntryId"); ok && kept != e.ID {
+					if to, ok := replaced[kept]; ok {
+						set["firstKeptEntryId"] = to
+					}
 				}
 			}
-		}
-		c := &Entry{Type: e.Type, ID: e.ID, ParentID: parent, Timestamp: e.Timestamp, raw: e.raw, head: e.head}
-		if len(set) > 0 {
-			raw, err := setMembers(e.raw, set)
-			if err != nil {
+			if len(set) > 0 {
+				var err error
+				if line, err = setMembers(line, set); err != nil {
+					return nil, fmt.Errorf("session: %s: line %d: %w", s.path, e.Line, err)
+				}
+			}
+			if err := f.addLine(line); err != nil {
 				return nil, fmt.Errorf("session: %s: line %d: %w", s.path, e.Line, err)
 			}
-			c.raw, c.head = raw, headLen(raw)
+			on[e.ID] = true
+			parent = e.ID
 		}
-		out = append(out, c)
-		parent = e.ID
 	}
-	return out, nil
+	return on, nil
 }
 
-// stringMember returns the entry's member name when it is a string.
-func (e *Entry) stringMember(name string) (string, bool) {
-	v, err := e.member(name)
+// stringMemberOf returns the line's member name when it is a string.
+func stringMemberOf(line []byte, name string) (string, bool) {
+	v, err := memberOf(line, name)
 	if err != nil || v.Kind() != '"' {
 		return "", false
 	}
@@ -179,17 +227,22 @@ type forkLabel struct {
 	target, label, timestamp string
 }
 
-// labelsOn returns the labels s gives the entries, in the order pi keeps
-// them: by when the target was first labeled, counting again from a label
-// that was cleared; each with the time its current label was set.
-func (s *Session) labelsOn(entries []*Entry) []forkLabel {
+// labelsOn returns the labels s gives the entries with the given ids, in
+// the order pi keeps them: by when the target was first labeled, counting
+// again from a label that was cleared; each with the time its current
+// label was set.
+func (s *Session) labelsOn(on map[string]bool) ([]forkLabel, error) {
 	var order []string
 	cur := map[string]forkLabel{}
-	for _, e := range s.entries {
-		if e.Type != TypeLabel {
+	for i := range s.recs {
+		if s.recs[i].typ != typeLabel {
 			continue
 		}
+		e := s.entryAt(int32(i))
 		p, err := e.Payload()
+		if errors.Is(err, ErrFileChanged) {
+			return nil, err
+		}
 		if err != nil {
 			continue
 		}
@@ -206,15 +259,11 @@ func (s *Session) labelsOn(entries []*Entry) []forkLabel {
 		}
 		cur[l.TargetID] = forkLabel{target: l.TargetID, label: l.Label, timestamp: e.Timestamp}
 	}
-	on := make(map[string]bool, len(entries))
-	for _, e := range entries {
-		on[e.ID] = true
-	}
 	var out []forkLabel
 	for _, id := range order {
 		if on[id] {
 			out = append(out, cur[id])
 		}
 	}
-	return out
+	return out, nil
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/prime-agent/prime/internal/pifixtures"
+	"github.com/prime-agent/prime/internal/sessiontest"
 	"github.com/prime-agent/prime/session"
 	"github.com/prime-agent/prime/session/sessiongen"
 )
@@ -74,7 +75,7 @@ func TestFork(t *testing.T) {
 			t.Fatalf("entries %v", got)
 		}
 		for i, id := range []string{"id1", "id2", "id4", "id5"} {
-			if want := string(s.Entry(id).Raw()); lines[i+1] != want {
+			if want := string(sessiontest.Line(t, s.Entry(id))); lines[i+1] != want {
 				t.Errorf("entry %s changed:\n got %s\nwant %s", id, lines[i+1], want)
 			}
 		}
@@ -179,7 +180,7 @@ func TestForkLarge(t *testing.T) {
 		t.Fatalf("%v %v: %d entries, want %d", err, r.Warnings(), r.Len(), f.Len())
 	}
 	for i, e := range r.Entries() {
-		if !bytes.Equal(e.Raw(), f.Entries()[i].Raw()) {
+		if !bytes.Equal(sessiontest.Line(t, e), sessiontest.Line(t, f.Entries()[i])) {
 			t.Fatalf("entry %d differs on disk", i)
 		}
 	}
@@ -218,7 +219,7 @@ func TestForkRechainsAroundLabels(t *testing.T) {
 		t.Errorf("compaction %+v", c)
 	}
 	// Member order is kept; only the values changed.
-	if raw := string(es[1].Raw()); !strings.HasPrefix(raw, `{"type":"message","id":"id2","parentId":"id1","timestamp":`) {
+	if raw := string(sessiontest.Line(t, es[1])); !strings.HasPrefix(raw, `{"type":"message","id":"id2","parentId":"id1","timestamp":`) {
 		t.Errorf("re-linked entry %s", raw)
 	}
 	// Label order: id2 was labeled first among the current labels, id1

@@ -108,12 +108,12 @@ func FuzzLoad(f *testing.F) {
 			e.Payload()
 		}
 		s.Tree()
-		out := s.Bytes()
+		out := bytesOf(t, s)
 		r, err := session.Parse("again", out)
 		if err != nil {
 			t.Fatalf("written session does not load: %v", err)
 		}
-		if r.Len() != s.Len() || !bytes.Equal(r.Bytes(), out) {
+		if r.Len() != s.Len() || !bytes.Equal(bytesOf(t, r), out) {
 			t.Fatalf("round trip: %d entries, then %d", s.Len(), r.Len())
 		}
 	})
@@ -275,7 +275,7 @@ func FuzzFork(f *testing.F) {
 			if err != nil {
 				t.Fatalf("fork at %s: %v", leaf.ID, err)
 			}
-			r, err := session.Parse("fork", fork.Bytes())
+			r, err := session.Parse("fork", bytesOf(t, fork))
 			if err != nil {
 				t.Fatalf("fork at %s does not load: %v", leaf.ID, err)
 			}

@@ -125,3 +125,14 @@ func ids(es []*session.Entry) []string {
 func jsonUnmarshal(data []byte, v any) error {
 	return json.Unmarshal(data, v, jsonwire.ReadOptions)
 }
+
+// bytesOf returns the session as a file, failing the test when it cannot be
+// read back.
+func bytesOf(t testing.TB, s *session.Session) []byte {
+	t.Helper()
+	b, err := s.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

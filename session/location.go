@@ -148,28 +148,32 @@ func ReadInfo(path string) (*Info, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer s.Close()
 	h := s.Header()
 	info := &Info{
 		Path: path, ID: h.ID, CWD: h.CWD, Name: s.Name(), ParentSession: h.ParentSession,
-		Entries: s.Len(), Warnings: len(s.warnings),
+		Entries: s.Len(), Warnings: len(s.Warnings()),
 	}
 	if ms := jsonwire.ISOMillis(h.Timestamp); ms != 0 {
 		info.Created = time.UnixMilli(ms).UTC()
 	}
 	var last int64
-	for _, e := range s.entries {
-		if e.Type != TypeMessage {
-			continue
+	var msgs []int32
+	for i := range s.recs {
+		if s.recs[i].typ == typeMessage {
+			msgs = append(msgs, int32(i))
 		}
-		info.MessageCount++
-		raw := messageBytes(e)
+	}
+	info.MessageCount = len(msgs)
+	err = s.readLines(msgs, func(i int32, line []byte) error {
+		raw := messageBytes(line, s.recs[i].head)
 		role, err := DecodeMessageRole(raw)
 		if err != nil || role != llm.RoleUser && role != llm.RoleAssistant {
-			continue
+			return nil
 		}
 		ts, ok := messageMillis(raw)
 		if !ok {
-			ts = e.Millis()
+			ts = s.recs[i].ms
 		}
 		last = max(last, ts)
 		if info.FirstMessage == "" && role == llm.RoleUser {
@@ -177,6 +181,10 @@ func ReadInfo(path string) (*Info, error) {
 				info.FirstMessage = firstText(m.(*llm.UserMessage).Content)
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	switch {
 	case last > 0:

@@ -16,26 +16,58 @@ import (
 	"github.com/prime-agent/prime/llm"
 )
 
-// migrate brings a version-1 or version-2 session to version 3 in memory
-// (pi's migrateToCurrentVersion, with deterministic ids). Entries that
-// change get new lines; the others keep theirs.
-func (s *Session) migrate() error {
-	if s.fileVersion < 2 {
-		if err := s.migrateV1(); err != nil {
-			return err
+// oldEntry is an entry of a file in an older format version while it is
+// migrated.
+type oldEntry struct {
+	typ, id, ts string
+	line        int
+	raw         []byte
+}
+
+// parseOld reads a version-1 or version-2 session from data, whose header
+// part is hp, and migrates it to version 3 in memory (pi's
+// migrateToCurrentVersion, with deterministic ids). Entries that change
+// get new lines; the others keep theirs. The session reads its entries
+// from the migrated lines, kept in memory; the lines it could not read
+// keep their bytes, for Migrate.
+func parseOld(name string, data []byte, hp *headerPart) (*Session, error) {
+	s := newRead(name, nil, hp)
+	s.scanned = int64(len(data))
+	if !s.midLine {
+		scan, err := scanLines(bytes.NewReader(data), s.indexed, int64(len(data)), s.lines, true)
+		if err != nil {
+			return nil, fmt.Errorf("session: reading %s: %w", name, err)
+		}
+		s.absorb(scan)
+	}
+	es := make([]oldEntry, len(s.recs))
+	for i := range s.recs {
+		r := &s.recs[i]
+		es[i] = oldEntry{typ: s.typeOf(int32(i)), id: s.idOf(int32(i)), line: int(r.line), raw: data[r.off : r.off+int64(r.n)]}
+	}
+	for i := range s.recs {
+		r := &s.recs[i]
+		if r.flags&recISOTime != 0 {
+			es[i].ts = string(appendISO(nil, r.ms))
+		} else {
+			es[i].ts = s.oddOf(int32(i)).ts
 		}
 	}
-	for _, e := range s.entries {
-		if e.Type != TypeMessage {
+	if s.fileVersion < 2 {
+		if err := migrateV1(s, es); err != nil {
+			return nil, err
+		}
+	}
+	for i, e := range es {
+		if e.typ != TypeMessage {
 			continue
 		}
 		line, changed, err := renameHookMessage(e.raw)
 		if err != nil {
-			return fmt.Errorf("session: %s: line %d: %w", s.path, e.Line, err)
+			return nil, fmt.Errorf("session: %s: line %d: %w", s.path, e.line, err)
 		}
 		if changed {
-			e.raw = line
-			e.head = headLen(line)
+			es[i].raw = line
 		}
 	}
 	h, err := rewriteMembers(s.header.raw, []member{
@@ -45,11 +77,24 @@ func (s *Session) migrate() error {
 		return v, name != "type" && name != "version"
 	})
 	if err != nil {
-		return fmt.Errorf("session: %s: header: %w", s.path, err)
+		return nil, fmt.Errorf("session: %s: header: %w", s.path, err)
 	}
 	s.header.raw = h
 	s.header.Version = CurrentVersion
-	return nil
+	// The migrated lines, in memory, are what the entries read.
+	buf := append(bytes.Clone(h), '\n')
+	s.recs, s.odd, s.metas, s.blocks = make([]rec, 0, len(es)), nil, nil, nil
+	for _, e := range es {
+		x, err := indexLine(e.raw, int64(len(buf)), e.line)
+		if err != nil {
+			return nil, fmt.Errorf("session: %s: line %d does not read back after migration: %w", s.path, e.line, err)
+		}
+		buf = append(append(buf, e.raw...), '\n')
+		s.add(x)
+	}
+	s.src = memorySource(buf)
+	s.index(0)
+	return s, nil
 }
 
 // MigrationID is the id a version-1 entry gets when its file is migrated:
@@ -73,44 +118,44 @@ func MigrationID(sessionID string, position, attempt int) string {
 // migrateV1 gives every entry an id and links the entries into one chain in
 // file order (pi's migrateV1ToV2), turning a compaction's
 // firstKeptEntryIndex into a firstKeptEntryId.
-func (s *Session) migrateV1() error {
+func migrateV1(s *Session, es []oldEntry) error {
 	// firstKeptEntryIndex counts the JSON objects pi parsed, the header
 	// being 0: the entries, and the skipped lines that were objects
 	// without a type.
 	var objects []int // objects[k] = entry index, or -1 for a typeless object
 	objects = append(objects, -1)
 	sk := 0
-	for i, e := range s.entries {
-		for ; sk < len(s.skipped) && s.skipped[sk].line < e.Line; sk++ {
+	for i, e := range es {
+		for ; sk < len(s.skipped) && s.skipped[sk].line < e.line; sk++ {
 			if raw := s.skipped[sk].raw; raw[0] == '{' && validJSON(raw) {
 				objects = append(objects, -1)
 			}
 		}
 		objects = append(objects, i)
 	}
-	ids := make(map[string]bool, len(s.entries))
-	for i, e := range s.entries {
+	ids := make(map[string]bool, len(es))
+	for i := range es {
 		id := MigrationID(s.header.ID, i, 0)
 		for attempt := 1; ids[id]; attempt++ {
 			id = MigrationID(s.header.ID, i, attempt)
 		}
 		ids[id] = true
-		e.ID = id
+		es[i].id = id
 	}
-	for i, e := range s.entries {
+	for i := range es {
+		e := &es[i]
 		parent := ""
 		if i > 0 {
-			parent = s.entries[i-1].ID
+			parent = es[i-1].id
 		}
-		e.ParentID = parent
 		firstKept := []byte(nil)
 		var dropIndex bool
-		if e.Type == TypeCompaction {
-			v, err := e.member("firstKeptEntryIndex")
+		if e.typ == TypeCompaction {
+			v, err := memberOf(e.raw, "firstKeptEntryIndex")
 			if err == nil {
 				dropIndex = true
 				if n, ok := jsonIndex(v); ok && n > 0 && n < len(objects) && objects[n] >= 0 {
-					firstKept, _ = jsontext.AppendQuote(nil, s.entries[objects[n]].ID)
+					firstKept, _ = jsontext.AppendQuote(nil, es[objects[n]].id)
 				}
 			}
 		}
@@ -118,11 +163,11 @@ func (s *Session) migrateV1() error {
 		if parent != "" {
 			parentVal, _ = jsontext.AppendQuote(nil, parent)
 		}
-		idVal, _ := jsontext.AppendQuote(nil, e.ID)
-		typeVal, _ := jsontext.AppendQuote(nil, e.Type)
+		idVal, _ := jsontext.AppendQuote(nil, e.id)
+		typeVal, _ := jsontext.AppendQuote(nil, e.typ)
 		first := []member{{"type", typeVal}, {"id", idVal}, {"parentId", parentVal}}
-		if e.Timestamp != "" {
-			tsVal, _ := jsontext.AppendQuote(nil, e.Timestamp)
+		if e.ts != "" {
+			tsVal, _ := jsontext.AppendQuote(nil, e.ts)
 			first = append(first, member{"timestamp", tsVal})
 		}
 		line, err := rewriteMembers(e.raw, first, func(name string, v jsontext.Value) (jsontext.Value, bool) {
@@ -138,10 +183,9 @@ func (s *Session) migrateV1() error {
 			return v, true
 		}, renameIndex)
 		if err != nil {
-			return fmt.Errorf("session: %s: line %d: %w", s.path, e.Line, err)
+			return fmt.Errorf("session: %s: line %d: %w", s.path, e.line, err)
 		}
 		e.raw = line
-		e.head = headLen(line)
 	}
 	return nil
 }
@@ -164,14 +208,6 @@ func jsonIndex(v jsontext.Value) (int, bool) {
 		return 0, false
 	}
 	return int(f), true
-}
-
-// headLen returns the length of a line's canonical common prefix, or 0.
-func headLen(line []byte) int32 {
-	if h, ok := fastHead(line); ok {
-		return int32(h.end)
-	}
-	return 0
 }
 
 type member struct {
@@ -228,8 +264,7 @@ func renameHookMessage(line []byte) ([]byte, bool, error) {
 	if !bytes.Contains(line, []byte(RoleHookMessage)) {
 		return line, false, nil
 	}
-	e := Entry{raw: line}
-	msg, err := e.member("message")
+	msg, err := memberOf(line, "message")
 	if err != nil || msg.Kind() != '{' {
 		return line, false, nil
 	}
@@ -265,19 +300,19 @@ func DecodeMessageRole(raw []byte) (string, error) {
 }
 
 // Bytes returns the session as a file: the header line and every entry line
-// in file order, each ending in a newline. Lines the loader skipped are left
-// out. For a version-3 file read without warnings, Bytes returns the file's
-// bytes exactly.
-func (s *Session) Bytes() []byte {
+// in file order, each ending in a newline, read back from the file. Lines
+// the loader skipped are left out. For a version-3 file read without
+// warnings, Bytes returns the file's bytes exactly.
+func (s *Session) Bytes() ([]byte, error) {
 	return s.render(false)
 }
 
 // render writes the header and entries; with keepSkipped, the skipped lines
 // too, each in its place.
-func (s *Session) render(keepSkipped bool) []byte {
+func (s *Session) render(keepSkipped bool) ([]byte, error) {
 	size := len(s.header.raw) + 1
-	for _, e := range s.entries {
-		size += len(e.raw) + 1
+	for i := range s.recs {
+		size += int(s.recs[i].n) + 1
 	}
 	if keepSkipped {
 		for _, l := range s.skipped {
@@ -294,13 +329,51 @@ func (s *Session) render(keepSkipped bool) []byte {
 	}
 	out = append(out, s.header.raw...)
 	out = append(out, '\n')
-	for _, e := range s.entries {
-		flush(e.Line)
-		out = append(out, e.raw...)
+	err := s.eachLine(func(i int32, line []byte) error {
+		flush(int(s.recs[i].line))
+		out = append(out, line...)
 		out = append(out, '\n')
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	flush(int(^uint(0) >> 1))
-	return out
+	return out, nil
+}
+
+// eachLine calls f with each entry line in file order (see readLines).
+func (s *Session) eachLine(f func(i int32, line []byte) error) error {
+	all := make([]int32, len(s.recs))
+	for i := range all {
+		all[i] = int32(i)
+	}
+	return s.readLines(all, f)
+}
+
+// readLines calls f with the lines of the entries idx, in that order,
+// reading them back in runs of neighbours (see source.readSpans).
+func (s *Session) readLines(idx []int32, f func(i int32, line []byte) error) error {
+	const batch = 4096
+	spans := make([]span, 0, min(batch, len(idx)))
+	out := make([][]byte, min(batch, len(idx)))
+	for start := 0; start < len(idx); start += batch {
+		part := idx[start:min(start+batch, len(idx))]
+		spans = spans[:0]
+		for _, i := range part {
+			r := &s.recs[i]
+			spans = append(spans, span{off: r.off, n: r.n, crc: r.crc})
+		}
+		if err := s.src.readSpans(spans, out[:len(spans)]); err != nil {
+			return err
+		}
+		for k, line := range out[:len(spans)] {
+			if err := f(part[k], line); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // Migrate rewrites the session file at path in the current format version
@@ -319,7 +392,30 @@ func Migrate(path string) (bool, error) {
 		return false, fmt.Errorf("session: locking %s: %w", path, err)
 	}
 	defer unlockFile(f)
-	s, data, err := readFile(path, f)
+	fi, err := f.Stat()
+	if err != nil {
+		return false, fmt.Errorf("session: %w", err)
+	}
+	if fi.Mode().IsRegular() {
+		// Most files are current: their header says so, and the rest of
+		// the file is not read.
+		hp, err := readHeaderPart(path, f, fi.Size())
+		if err != nil {
+			return false, err
+		}
+		if hp.header.Version >= CurrentVersion {
+			return false, nil
+		}
+	}
+	size := -1
+	if fi.Mode().IsRegular() {
+		size = int(fi.Size())
+	}
+	data, err := readAll(f, size)
+	if err != nil {
+		return false, fmt.Errorf("session: reading %s: %w", path, err)
+	}
+	s, err := Parse(path, data)
 	if err != nil {
 		return false, err
 	}
@@ -333,7 +429,11 @@ func Migrate(path string) (bool, error) {
 	if err := atomicfile.WriteFile(path+".bak", data, mode); err != nil {
 		return false, fmt.Errorf("session: keeping a backup of %s: %w", path, err)
 	}
-	if err := atomicfile.WriteFile(path, s.render(true), mode); err != nil {
+	out, err := s.render(true)
+	if err != nil {
+		return false, err
+	}
+	if err := atomicfile.WriteFile(path, out, mode); err != nil {
 		return false, fmt.Errorf("session: rewriting %s: %w", path, err)
 	}
 	return true, nil

@@ -130,7 +130,7 @@ func TestPiFilesMigrate(t *testing.T) {
 				t.Errorf("after migration: version %d, warnings %v", after.FileVersion(), after.Warnings())
 			}
 			// Same ids, same bytes as the in-memory migration.
-			if !bytes.Equal(after.Bytes(), before.Bytes()) {
+			if !bytes.Equal(bytesOf(t, after), bytesOf(t, before)) {
 				t.Error("migrated file differs from the in-memory migration")
 			}
 			got, err := after.Context("")

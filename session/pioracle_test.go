@@ -9,6 +9,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/prime-agent/prime/internal/pioracle"
+	"github.com/prime-agent/prime/internal/sessiontest"
 	"github.com/prime-agent/prime/session"
 	"github.com/prime-agent/prime/session/sessiongen"
 )
@@ -55,7 +56,7 @@ func TestForkPiOracle(t *testing.T) {
 				t.Fatalf("seed %d leaf %s: %d entries, pi has %d", seed, leaf.ID, len(got), len(pi.Lines))
 			}
 			for i, e := range got {
-				want, have := pi.Lines[i], string(e.Raw())
+				want, have := pi.Lines[i], string(sessiontest.Line(t, e))
 				if e.Type == session.TypeLabel {
 					// Ids are random; so is the parent of every label
 					// after the first.

@@ -134,20 +134,29 @@ func (a *messageArena) result() *llm.ToolResultMessage {
 
 // decodeBatch puts in msgs[i] the context message of entries[i] (see
 // [ContextMessage]), and returns the error of the first entry that cannot
-// be decoded. Messages still in use are taken as they are; the provider
-// messages the fast decoder reads are allocated in one array per role and
-// remembered through one weak reference per array; anything else is
-// decoded on its own.
+// be decoded. Messages still in use are taken as they are; the lines of
+// the others are read back together; the provider messages the fast
+// decoder reads are allocated in one array per role and remembered
+// through one weak reference per array; anything else is decoded on its
+// own.
 func decodeBatch(entries []*Entry, msgs []Message, common *sharedArena) (err error) {
+	var lines [maxBatch][]byte
+	var need [maxBatch]bool
+	for i, e := range entries {
+		if contributesType(e.Type) {
+			msgs[i] = e.remembered()
+			need[i] = msgs[i] == nil
+		}
+	}
+	if err := readEntryLines(entries, need[:len(entries)], lines[:len(entries)]); err != nil {
+		return err
+	}
 	var nu, na, nr int
 	for i, e := range entries {
-		if e.Type != TypeMessage {
+		if !need[i] || e.Type != TypeMessage {
 			continue
 		}
-		if msgs[i] = e.remembered(); msgs[i] != nil {
-			continue
-		}
-		if raw, ok := e.lastMember(`,"message":`); ok {
+		if raw, ok := lastMember(lines[i], e.head, `,"message":`); ok {
 			switch role, _ := fastRole(raw); role {
 			case llm.RoleUser:
 				nu++
@@ -168,16 +177,19 @@ func decodeBatch(entries []*Entry, msgs []Message, common *sharedArena) (err err
 	var at [maxBatch]int32
 	for i, e := range entries {
 		at[i] = -1
-		if msgs[i] != nil {
+		if !need[i] {
 			continue
 		}
 		var decodeErr error
 		if e.Type != TypeMessage {
-			msgs[i], decodeErr = ContextMessage(e)
-		} else if m, ok := decodeArena(e, arena, common, &at[i]); ok {
+			msgs[i], decodeErr = contextMessageOf(e, lines[i])
+		} else if m, ok := decodeArena(e, lines[i], arena, common, &at[i]); ok {
+			msgs[i] = m
+		} else if m, err := e.decodeMessage(lines[i]); err == nil {
+			e.remember(m)
 			msgs[i] = m
 		} else {
-			msgs[i], decodeErr = e.Message()
+			decodeErr = err
 		}
 		if decodeErr != nil && err == nil {
 			err = decodeErr
@@ -219,12 +231,52 @@ func decodeBatch(entries []*Entry, msgs []Message, common *sharedArena) (err err
 	return err
 }
 
-// decodeArena decodes the message of e with the fast decoder, taking the
-// message from arena and setting *at to its place in its array; a message
-// the arena has no room for is remembered on its own (*at stays -1). ok is
-// false when the fast decoder does not take the message.
-func decodeArena(e *Entry, arena *messageArena, common *sharedArena, at *int32) (Message, bool) {
-	raw, ok := e.lastMember(`,"message":`)
+// readEntryLines reads back the lines of the entries marked in need into
+// lines, those of one source together.
+func readEntryLines(entries []*Entry, need []bool, lines [][]byte) error {
+	var spans [maxBatch]span
+	var idx [maxBatch]int
+	var out [maxBatch][]byte
+	done := 0
+	for done < len(entries) {
+		var src *source
+		n := 0
+		for i, e := range entries {
+			if !need[i] || lines[i] != nil {
+				continue
+			}
+			if src == nil {
+				src = e.src
+			}
+			if e.src == src {
+				spans[n], idx[n] = e.span(), i
+				n++
+			}
+		}
+		if n == 0 {
+			return nil
+		}
+		if src == nil {
+			return entries[idx[0]].errorf("entry has no line")
+		}
+		if err := src.readSpans(spans[:n], out[:n]); err != nil {
+			return entries[idx[0]].errorf("%w", err)
+		}
+		for k := range n {
+			lines[idx[k]] = out[k]
+		}
+		done += n
+	}
+	return nil
+}
+
+// decodeArena decodes the message of e, whose line is line, with the fast
+// decoder, taking the message from arena and setting *at to its place in
+// its array; a message the arena has no room for is remembered on its own
+// (*at stays -1). ok is false when the fast decoder does not take the
+// message.
+func decodeArena(e *Entry, line []byte, arena *messageArena, common *sharedArena, at *int32) (Message, bool) {
+	raw, ok := lastMember(line, e.head, `,"message":`)
 	if !ok {
 		return nil, false
 	}

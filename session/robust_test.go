@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/prime-agent/prime/internal/sessiontest"
 	"github.com/prime-agent/prime/session"
 	"github.com/prime-agent/prime/session/sessiongen"
 )
@@ -32,7 +33,7 @@ func TestRoundTripGenerated(t *testing.T) {
 		if len(s.Warnings()) != 0 || s.Len() != o.Entries {
 			t.Fatalf("seed %d: %d entries, warnings %v", seed, s.Len(), s.Warnings())
 		}
-		if !bytes.Equal(s.Bytes(), data) {
+		if !bytes.Equal(bytesOf(t, s), data) {
 			t.Fatalf("seed %d: round trip differs", seed)
 		}
 		// Every entry decodes, and the context at every leaf builds.
@@ -172,13 +173,18 @@ func TestTruncatedAtEveryOffset(t *testing.T) {
 		if r.Len() != wantEntries+1 || r.Leaf().ID != e.ID || r.TornTail() {
 			t.Fatalf("offset %d: after append %d entries (want %d), leaf %s, warnings %v", off, r.Len(), wantEntries+1, r.LeafID(), r.Warnings())
 		}
+		// The session that appended reads as the file does: line numbers,
+		// the torn line now an ordinary bad one.
+		if off%11 == 0 || off >= len(data)-3 || wantEntries != complete {
+			sameSession(t, fmt.Sprintf("offset %d, the appending session", off), o, r)
+		}
 		for _, w := range r.Warnings() {
 			if w.Kind != session.WarnMalformed || !torn {
 				t.Fatalf("offset %d: unexpected warning %v", off, w)
 			}
 		}
 		after, _ := os.ReadFile(path)
-		if !bytes.HasPrefix(after, cut) || !bytes.HasSuffix(after, append(append([]byte{}, e.Raw()...), '\n')) {
+		if !bytes.HasPrefix(after, cut) || !bytes.HasSuffix(after, append(append([]byte{}, sessiontest.Line(t, e)...), '\n')) {
 			t.Fatalf("offset %d: the append changed earlier bytes or is not a whole line", off)
 		}
 		os.Remove(path)
@@ -315,7 +321,7 @@ func TestLoadLargeMatchesParse(t *testing.T) {
 	}
 	for i, e := range streamed.Entries() {
 		p := parsed.Entries()[i]
-		if e.ID != p.ID || e.Line != p.Line || !bytes.Equal(e.Raw(), p.Raw()) {
+		if e.ID != p.ID || e.Line != p.Line || !bytes.Equal(sessiontest.Line(t, e), sessiontest.Line(t, p)) {
 			t.Fatalf("entry %d differs: %s line %d vs %s line %d", i, e.ID, e.Line, p.ID, p.Line)
 		}
 	}
@@ -354,7 +360,7 @@ func TestOpenLarge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Len() != parsed.Len() || s.LeafID() != parsed.LeafID() || !bytes.Equal(s.Bytes(), data) {
+	if s.Len() != parsed.Len() || s.LeafID() != parsed.LeafID() || !bytes.Equal(bytesOf(t, s), data) {
 		t.Fatalf("Open: %d entries, leaf %s; Parse: %d, %s", s.Len(), s.LeafID(), parsed.Len(), parsed.LeafID())
 	}
 	e, err := s.Append(&session.LabelEntry{TargetID: s.LeafID(), Label: "big"})
@@ -365,7 +371,7 @@ func TestOpenLarge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := append(append(bytes.Clone(data), e.Raw()...), '\n'); !bytes.Equal(got, want) {
+	if want := append(append(bytes.Clone(data), sessiontest.Line(t, e)...), '\n'); !bytes.Equal(got, want) {
 		t.Errorf("file after the append: %d bytes, want %d", len(got), len(want))
 	}
 }

@@ -29,9 +29,11 @@ type head struct {
 	// members were read by fastHead (the rest of the line starts there),
 	// or 0 after slowHead.
 	end int
-	// slow holds the decoded strings when slowHead read the line, since
-	// they may have needed unescaping.
-	slow *Entry
+}
+
+// slowFields are the common members as slowHead decodes them.
+type slowFields struct {
+	Type, ID, ParentID, Timestamp string
 }
 
 var (
@@ -104,8 +106,8 @@ var errNoType = errors.New("object has no string \"type\"")
 // slowHead reads the common members of an entry with the JSON tokenizer, in
 // any order and with any escapes. The line must already be known to be
 // valid JSON.
-func slowHead(line []byte) (head, error) {
-	e := &Entry{raw: line}
+func slowHead(line []byte) (*slowFields, error) {
+	e := new(slowFields)
 	var hasType bool
 	dec := jsonwire.NewDecoder(line)
 	err := jsonwire.ReadObject(dec, func(name string) error {
@@ -132,73 +134,12 @@ func slowHead(line []byte) (head, error) {
 		}
 	}
 	if err != nil {
-		return head{}, err
+		return nil, err
 	}
 	if !hasType {
-		return head{}, errNoType
+		return nil, errNoType
 	}
-	return head{slow: e}, nil
-}
-
-// internType returns the canonical string for the known entry types, so the
-// index pass does not allocate one per entry.
-func internType(b []byte) string {
-	switch string(b) {
-	case TypeMessage:
-		return TypeMessage
-	case TypeThinkingLevelChange:
-		return TypeThinkingLevelChange
-	case TypeModelChange:
-		return TypeModelChange
-	case TypeCompaction:
-		return TypeCompaction
-	case TypeBranchSummary:
-		return TypeBranchSummary
-	case TypeCustom:
-		return TypeCustom
-	case TypeCustomMessage:
-		return TypeCustomMessage
-	case TypeLabel:
-		return TypeLabel
-	case TypeSessionInfo:
-		return TypeSessionInfo
-	case TypeSession:
-		return TypeSession
-	}
-	return string(b)
-}
-
-// decodeLineInto decodes one line of a session file (without its newline)
-// into e, which then shares the line's bytes: they must never be modified
-// afterwards (see [sharedString]). It fails when the line is not
-// valid JSON or not an object with a string "type".
-func decodeLineInto(e *Entry, line []byte) error {
-	if !validJSON(line) {
-		return malformed(line)
-	}
-	if h, ok := fastHead(line); ok {
-		*e = Entry{
-			Type:      internType(h.typ),
-			ID:        sharedString(h.id),
-			ParentID:  sharedString(h.parent),
-			Timestamp: sharedString(h.ts),
-			raw:       line,
-			head:      int32(h.end),
-		}
-		return nil
-	}
-	h, err := slowHead(line)
-	if err != nil {
-		return err
-	}
-	*e = Entry{
-		Type:      internType([]byte(h.slow.Type)),
-		ID:        h.slow.ID,
-		ParentID:  h.slow.ParentID,
-		Timestamp: h.slow.Timestamp,
-		raw:       line,
-	}
-	return nil
+	return e, nil
 }
 
 // malformed explains why a line is not valid JSON. It runs only for lines

@@ -1,16 +1,16 @@
 package session
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
+	"unsafe"
+	"weak"
 )
 
 // ErrNotFound reports an entry id that is not in the session, or a session
@@ -72,9 +72,10 @@ func (w Warning) String() string {
 	return fmt.Sprintf("line %d: %s", w.Line, w.Msg)
 }
 
-// Session is a session file in memory: its header, its entries in file order
-// and the tree they form, and, for a session opened with [Open] or [Create],
-// the file it appends to.
+// Session is a session file in memory: its header, the index of its
+// entries in file order and the tree they form, and, for a session opened
+// with [Open] or [Create], the file it appends to. It holds no entry's
+// bytes (see the package doc, "Reading: memory and speed").
 //
 // A Session is not safe for concurrent use. Its entries are immutable and
 // may be shared freely.
@@ -82,31 +83,78 @@ type Session struct {
 	path        string
 	header      *Header
 	fileVersion int
+	// src is where the entries' lines are read back from.
+	src *source
 
-	entries []*Entry
-	// parent[i] is the index of entries[i]'s parent, or -1 for a root.
-	parent []int32
-	byID   map[string]int32
+	// recs is the index: one record per entry, in file order.
+	recs []rec
+	// odd holds the strings records cannot (see rec), by entry index.
+	odd map[int32]*oddRec
+	// ids finds entries by id; nil until first needed (a session read
+	// from a persistent index may never need it).
+	ids *idIndex
+	// metas are the labels and names of entries indexed but not yet
+	// applied (see index).
+	metas []metaAt
+	// blocks are the entries made so far (see entryAt); hot is block
+	// hotK, the one last used.
+	blocks []weak.Pointer[entryBlock]
+	hot    *entryBlock
+	hotK   int
 	// leaf is the index of the current leaf, or -1 before the first entry
 	// or after ResetLeaf.
 	leaf int32
 	// lastPath is the last path computed, to the entry at index lastEnd
-	// (-1: none): the leaf's path, asked for again and again as entries are
-	// appended at the leaf, is extended by one entry rather than walked
-	// again. Parents never change once indexed, so it stays true.
-	lastPath []*Entry
-	lastEnd  int32
-	labels   map[string]string
-	name     string
-	orphans  []int32
+	// (-1: none), while its caller still uses it (a weak reference to
+	// its array of lastLen of lastCap entries): the leaf's path, asked for
+	// again and again as entries are appended at the leaf, is extended by
+	// one entry rather than walked again. Parents never change once
+	// indexed, so it stays true.
+	lastPath         weak.Pointer[*Entry]
+	lastLen, lastCap int
+	lastEnd          int32
+	// lastIdx is the same for the indices of a path (see pathIdx).
+	lastIdx    []int32
+	lastIdxEnd int32
+	// active holds the messages of the last context built (see Context),
+	// so that the next one, usually the same conversation and one or two
+	// messages more, reads and decodes only what is new.
+	active  []Message
+	labels  map[string]string
+	name    string
+	orphans []int32
 
 	warnings []Warning
-	// skipped holds the lines that were not read as entries, so a
-	// migration can carry them over unchanged.
+	// torn is the warning about a torn last line, which is not read
+	// until a newline ends it; tornMsg says what is wrong with the line.
+	torn    *Warning
+	tornMsg string
+	// skipped holds the lines that were not read as entries of a file in
+	// an older format version, so a migration can carry them over
+	// unchanged.
 	skipped []skippedLine
 	// lines is the number of lines read so far (the last one possibly
-	// without its newline).
+	// without its newline); a torn last line is not counted.
 	lines int
+	// indexed is the offset up to which the file has been read: just
+	// after the last line read, which has no newline when midLine.
+	indexed int64
+	midLine bool
+	// scanned is the size of the file when it was last read; headerOff
+	// where its header line starts.
+	scanned   int64
+	headerOff int64
+	// sums are the checksums of the file's whole blocks read so far
+	// (see blockBytes), for the persistent index.
+	sums []uint32
+	// indexFile is where the persistent index is kept (nil: none), and
+	// savedAt how much of the file it indexes.
+	indexFile *indexFile
+	savedAt   int64
+	// mark is the last bytes read of the file (see checkUnchanged).
+	mark []byte
+	// from says how the session was read.
+	from ReadFrom
 	// dupIDs is set once two entries have shared an id.
 	dupIDs bool
 
@@ -116,46 +164,170 @@ type Session struct {
 	w *writer // nil for a read-only session
 }
 
+// metaAt is what the label or session_info entry i says.
+type metaAt struct {
+	i int32
+	m *meta
+}
+
 type skippedLine struct {
 	line int
 	raw  []byte
 }
+
+// ReadOptions configure how a session file is read.
+type ReadOptions struct {
+	// IndexDir is where the index of a large session file is kept from
+	// one run to the next ([IndexDir] of the agent directory), so that
+	// opening it again reads only the index and the lines appended since.
+	// Empty means none: every open reads the whole file.
+	IndexDir string
+}
+
+// ReadFrom says how a session's index was had (see [ReadOptions]).
+type ReadFrom int
+
+// How a session's index was had.
+const (
+	// ReadWhole: every line of the file was read and indexed.
+	ReadWhole ReadFrom = iota
+	// ReadIndexTrusted: the persistent index, the file's stamp vouching
+	// for it, and the lines appended since.
+	ReadIndexTrusted
+	// ReadIndexChecked: the persistent index, checked block by block
+	// against the file, and the lines appended since.
+	ReadIndexChecked
+)
+
+func (r ReadFrom) String() string {
+	switch r {
+	case ReadIndexTrusted:
+		return "persistent index (trusted on the file's stamp)"
+	case ReadIndexChecked:
+		return "persistent index (checked block by block)"
+	}
+	return "whole file"
+}
+
+// ReadFrom says how the session's index was had.
+func (s *Session) ReadFrom() ReadFrom { return s.from }
 
 // Load reads a session file for reading only: nothing Load returns ever
 // writes to the file. A file in an older format version is migrated in
 // memory (see the package doc). Bad lines are skipped and reported by
 // [Session.Warnings]; a file that is not a session is a [*NotSessionError].
 //
-// A large file is decoded while it is being read: lines are validated on
-// every core as soon as they arrive.
-func Load(path string) (*Session, error) {
+// The session keeps the file open to read entries back; [Session.Close]
+// closes it (entries read afterwards open it again).
+func Load(path string) (*Session, error) { return LoadWith(path, ReadOptions{}) }
+
+// LoadWith is [Load] with options.
+func LoadWith(path string, opts ReadOptions) (*Session, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("session: %w", err)
 	}
-	defer f.Close()
-	s, _, err := readFile(path, f)
+	s, err := readFile(path, f, opts)
+	if err != nil || s.src.cur.Load().memory {
+		f.Close()
+	}
 	return s, err
 }
 
-// readFile reads the session in f (named name in errors) from its start,
-// and returns the bytes it read too. A large regular file is decoded while
-// it is read (loadStream); any other is read into a buffer the size of the
-// file and parsed. An empty file is a *NotSessionError, with no bytes.
-func readFile(name string, f *os.File) (*Session, []byte, error) {
-	size := -1
-	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && int64(int(fi.Size())) == fi.Size() {
-		size = int(fi.Size())
-	}
-	if size >= streamBytes {
-		return loadStream(name, f, size)
-	}
-	data, err := readAll(f, size)
+// readFile reads the session in f (named name in errors) from its start:
+// a regular file is indexed where it is and read back from f; anything
+// else is read into memory and parsed. An empty file is a
+// *NotSessionError.
+func readFile(name string, f *os.File, opts ReadOptions) (*Session, error) {
+	fi, err := f.Stat()
 	if err != nil {
-		return nil, nil, fmt.Errorf("session: reading %s: %w", name, err)
+		return nil, fmt.Errorf("session: %w", err)
 	}
-	s, err := Parse(name, data)
-	return s, data, err
+	if !fi.Mode().IsRegular() {
+		data, err := io.ReadAll(f)
+		if err != nil {
+			return nil, fmt.Errorf("session: reading %s: %w", name, err)
+		}
+		return Parse(name, data)
+	}
+	return readIndexed(name, f, fi, opts)
+}
+
+// readIndexed indexes the regular file f, which the session then reads
+// its entries back from. A file in an older format version is read into
+// memory and migrated there.
+func readIndexed(name string, f *os.File, fi os.FileInfo, opts ReadOptions) (*Session, error) {
+	size := fi.Size()
+	hp, err := readHeaderPart(name, f, size)
+	if err != nil {
+		return nil, err
+	}
+	if hp.header.Version < CurrentVersion {
+		data, err := readAll(io.NewSectionReader(f, 0, size), int(size))
+		if err != nil {
+			return nil, fmt.Errorf("session: reading %s: %w", name, err)
+		}
+		return parseOld(name, data, hp)
+	}
+	x := newIndexFile(opts.IndexDir, name, fi)
+	if x != nil {
+		if s, trusted := x.load(name, f, fi); s != nil {
+			s.from = ReadIndexChecked
+			if trusted {
+				s.from = ReadIndexTrusted
+			}
+			indexed := s.indexed
+			if err := s.readMore(f, size); err != nil {
+				return nil, err
+			}
+			if !trusted || s.indexed != indexed {
+				x.save(s, f)
+			}
+			s.indexFile, s.savedAt = x, s.indexed
+			return s, nil
+		}
+	}
+	s := newRead(name, fileSource(f, name, fi), hp)
+	if err := s.scanRest(f, size); err != nil {
+		return nil, err
+	}
+	s.index(0)
+	if x != nil {
+		x.save(s, f)
+		s.indexFile, s.savedAt = x, s.indexed
+	}
+	return s, nil
+}
+
+// readMore indexes the lines from where the session stopped reading to
+// end, the file's size: what was appended since.
+func (s *Session) readMore(r io.ReaderAt, end int64) error {
+	start := s.indexed
+	if s.midLine {
+		// The last line read had no newline: what follows up to the next
+		// newline ends it.
+		nl, err := nextNewline(r, start, end)
+		if err != nil {
+			return fmt.Errorf("session: reading %s: %w", s.path, err)
+		}
+		if nl < 0 {
+			s.scanned = end
+			return nil
+		}
+		start = nl + 1
+		s.indexed, s.midLine = start, false
+	}
+	scan, err := scanLines(r, start, end, s.lines, false)
+	if err != nil {
+		return fmt.Errorf("session: reading %s: %w", s.path, err)
+	}
+	s.scanned = end
+	from := len(s.recs)
+	s.absorb(scan)
+	if len(s.recs) > from || from == 0 {
+		s.index(from)
+	}
+	return nil
 }
 
 // readAll reads r to its end. size is what it is expected to hold (a
@@ -187,312 +359,228 @@ func readAll(r io.Reader, size int) ([]byte, error) {
 // in errors. The session keeps data: its entries, and the strings decoded
 // from them, share its memory, so data must never be modified afterwards.
 func Parse(name string, data []byte) (*Session, error) {
-	s := &Session{path: name, leaf: -1}
-	if err := s.read(data, true); err != nil {
+	r := bytes.NewReader(data)
+	hp, err := readHeaderPart(name, r, int64(len(data)))
+	if err != nil {
 		return nil, err
 	}
-	return s.finish(data)
-}
-
-// finish checks that a header was found, migrates and indexes the entries.
-func (s *Session) finish(data []byte) (*Session, error) {
-	if s.header == nil {
-		reason := "no session header"
-		if len(bytes.TrimSpace(data)) == 0 {
-			reason = "the file is empty"
-		}
-		return nil, &NotSessionError{Path: s.path, Reason: reason}
+	if hp.header.Version < CurrentVersion {
+		return parseOld(name, data, hp)
 	}
-	if s.fileVersion < CurrentVersion {
-		if err := s.migrate(); err != nil {
-			return nil, err
-		}
+	s := newRead(name, memorySource(data), hp)
+	if err := s.scanRest(r, int64(len(data))); err != nil {
+		return nil, err
 	}
-	s.byID = make(map[string]int32, len(s.entries))
 	s.index(0)
 	return s, nil
 }
 
-// streamBytes is the file size from which Load decodes while reading, and
-// readStep the size of each read.
-const (
-	streamBytes = 8 << 20
-	readStep    = 1 << 20
-)
+// scanRest indexes the lines after the header, to end.
+func (s *Session) scanRest(r io.ReaderAt, end int64) error {
+	s.scanned = end
+	if s.midLine {
+		return nil // the header is the last line
+	}
+	scan, err := scanLines(r, s.indexed, end, s.lines, false)
+	if err != nil {
+		return fmt.Errorf("session: reading %s: %w", s.path, err)
+	}
+	s.absorb(scan)
+	return nil
+}
 
-// loadStream reads a file of the given size into one buffer, handing
-// complete chunks of lines to decoding goroutines as the reads arrive, so
-// that reading (page faults and copying) and validating overlap. It
-// returns the bytes read too, even with an error: size at most, fewer if
-// the file ends sooner.
-func loadStream(name string, r io.Reader, size int) (*Session, []byte, error) {
-	buf := make([]byte, size)
-	progress := make(chan int, size/readStep+2)
-	var readErr error
-	go func() {
-		defer close(progress)
-		off := 0
-		for off < len(buf) {
-			n, err := r.Read(buf[off:min(off+readStep, len(buf))])
-			off += n
-			if n > 0 {
-				progress <- off
-			}
-			if err != nil {
-				if err != io.EOF {
-					readErr = err
+// newRead starts a session read from src, whose header part is hp.
+func newRead(name string, src *source, hp *headerPart) *Session {
+	s := &Session{
+		path: name, header: hp.header, fileVersion: hp.header.Version, src: src, leaf: -1,
+		lines: hp.lines, warnings: hp.warnings, skipped: hp.skipped, indexed: hp.end, midLine: hp.midLine,
+		headerOff: hp.headerOff,
+	}
+	if v := hp.header.Version; v > CurrentVersion {
+		s.warnings = append(s.warnings, Warning{Kind: WarnNewerVersion, Line: hp.headerLine,
+			Msg: fmt.Sprintf("format version %d is newer than Prime's (%d); reading it as version %d", v, CurrentVersion, CurrentVersion)})
+	}
+	return s
+}
+
+// headerPart is what comes before and with the header line.
+type headerPart struct {
+	header *Header
+	// headerLine is the header's line number, lines the number of lines
+	// up to it, end the offset after it (and its newline: midLine when
+	// it has none).
+	headerLine, lines int
+	end, headerOff    int64
+	midLine           bool
+	warnings          []Warning
+	skipped           []skippedLine
+}
+
+// readHeaderPart reads the lines before and including the header: lines
+// that are not JSON are skipped (as pi skips them); a JSON line that is
+// not a header, or no header at all, makes the file not a session.
+func readHeaderPart(name string, r io.ReaderAt, size int64) (*headerPart, error) {
+	hp := new(headerPart)
+	br := bufio.NewReaderSize(io.NewSectionReader(r, 0, size), 4<<10)
+	var off int64
+	text := false // a non-blank line was seen
+	var long []byte
+	for {
+		part, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			long = append(long, part...)
+			continue
+		}
+		line := part
+		if long != nil {
+			line = append(long, part...)
+			long = nil
+		}
+		if len(line) == 0 && err != nil {
+			break
+		}
+		lineStart := off
+		off += int64(len(line))
+		terminated := len(line) > 0 && line[len(line)-1] == '\n'
+		hp.lines++
+		trimmed := bytes.TrimSpace(line)
+		if len(trimmed) > 0 {
+			text = true
+			if !validJSON(trimmed) {
+				msg := malformed(trimmed).Error()
+				if !terminated {
+					msg = "incomplete session header: " + msg
 				}
-				return
+				hp.warnings = append(hp.warnings, Warning{Kind: WarnMalformed, Line: hp.lines, Msg: msg})
+				hp.skipped = append(hp.skipped, skippedLine{line: hp.lines, raw: bytes.Clone(trimmed)})
+			} else {
+				h, ok, err := decodeHeader(bytes.Clone(trimmed))
+				if err != nil || !ok {
+					return nil, &NotSessionError{Path: name, Reason: fmt.Sprintf("line %d is not a session header", hp.lines)}
+				}
+				hp.header, hp.headerLine, hp.end, hp.midLine = h, hp.lines, off, !terminated
+				hp.headerOff = lineStart + int64(cap(line)-cap(trimmed))
+				return hp, nil
 			}
 		}
-	}()
-	work := make(chan *chunk, size/chunkBytes+2)
-	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
-		wg.Go(func() {
-			var lines []textLine
-			for c := range work {
-				c.decode(&lines)
+		if err != nil {
+			if err != io.EOF {
+				return nil, fmt.Errorf("session: reading %s: %w", name, err)
 			}
-		})
-	}
-	s := &Session{path: name, leaf: -1}
-	var chunks []*chunk
-	var headerErr error
-	avail, cut := 0, 0
-	for avail = range progress {
-		if headerErr != nil {
-			continue // drain the reader
-		}
-		nl := bytes.LastIndexByte(buf[cut:avail], '\n')
-		if nl < 0 {
-			continue
-		}
-		end := cut + nl + 1
-		if s.header == nil {
-			rest, err := s.readUntilHeader(buf[cut:end])
-			if err != nil {
-				headerErr = err
-				continue
-			}
-			cut = end - len(rest)
-			if s.header == nil {
-				continue
-			}
-		}
-		if end-cut >= chunkBytes {
-			c := &chunk{data: buf[cut:end]}
-			chunks = append(chunks, c)
-			work <- c
-			cut = end
+			break
 		}
 	}
-	buf = buf[:avail]
-	if headerErr == nil && s.header == nil {
-		rest, err := s.readUntilHeader(buf[cut:])
-		headerErr = err
-		cut = len(buf) - len(rest)
+	reason := "no session header"
+	if !text {
+		reason = "the file is empty"
 	}
-	if cut < len(buf) && headerErr == nil {
-		c := &chunk{data: buf[cut:]}
-		chunks = append(chunks, c)
-		work <- c
-	}
-	close(work)
-	wg.Wait()
-	if readErr != nil {
-		return nil, buf, fmt.Errorf("session: reading %s: %w", name, readErr)
-	}
-	if headerErr != nil {
-		return nil, buf, headerErr
-	}
-	s.assemble(chunks)
-	s, err := s.finish(buf)
-	return s, buf, err
+	return nil, &NotSessionError{Path: name, Reason: reason}
 }
 
-// read reads the lines of data, which continues the file after the lines
-// already read. A last line without a newline is read too; when it is not
-// valid it is reported as a torn tail instead of a malformed line.
-func (s *Session) read(data []byte, atStart bool) error {
-	if atStart {
-		var err error
-		if data, err = s.readUntilHeader(data); err != nil || s.header == nil {
-			return err
+// absorb adds what an index pass found after the lines already read.
+func (s *Session) absorb(scan *lineScan) {
+	from := int32(len(s.recs))
+	if from == 0 {
+		s.recs = scan.recs // not copied: the index may be large
+	} else {
+		s.recs = append(s.recs, scan.recs...)
+	}
+	for _, x := range scan.extras {
+		s.setExtra(from+x.i, x.odd, x.meta)
+	}
+	for _, b := range scan.bad {
+		s.warnings = append(s.warnings, Warning{Kind: WarnMalformed, Line: b.line, Msg: b.err.Error()})
+		if b.raw != nil {
+			s.skipped = append(s.skipped, skippedLine{line: b.line, raw: b.raw})
 		}
 	}
-	s.assemble(decodeChunks(data))
-	return nil
-}
-
-// assemble adds the decoded chunks, in file order, to the entries, and
-// their bad lines to the warnings.
-func (s *Session) assemble(chunks []*chunk) {
-	n := 0
-	for _, c := range chunks {
-		n += len(c.entries)
+	s.torn = nil
+	if t := scan.torn; t != nil {
+		s.torn = &Warning{Kind: WarnTornTail, Line: t.line,
+			Msg: fmt.Errorf("incomplete last line (%d bytes): %w", t.n, t.err).Error()}
+		s.tornMsg = t.err.Error()
+		if t.raw != nil {
+			s.skipped = append(s.skipped, skippedLine{line: t.line, raw: t.raw})
+		}
 	}
-	s.entries = slices.Grow(s.entries, n)
-	for _, c := range chunks {
-		for i := range c.entries {
-			e := &c.entries[i]
-			e.Line += s.lines
-			s.entries = append(s.entries, e)
-		}
-		for _, l := range c.bad {
-			num := s.lines + l.num
-			kind, err := WarnMalformed, l.err
-			if !l.terminated {
-				kind = WarnTornTail
-				err = fmt.Errorf("incomplete last line (%d bytes): %w", len(l.text), err)
-			}
-			s.warnings = append(s.warnings, Warning{Kind: kind, Line: num, Msg: err.Error()})
-			s.skipped = append(s.skipped, skippedLine{line: num, raw: l.text})
-		}
-		s.lines += c.count
+	s.lines += scan.lines
+	s.indexed, s.midLine = scan.end, scan.midLine
+	if k := int(scan.firstBlock); k <= len(s.sums) {
+		s.sums = append(s.sums[:k], scan.blocks...)
 	}
 }
 
-// readUntilHeader reads the lines before and including the header and
-// returns the rest of data.
-func (s *Session) readUntilHeader(data []byte) ([]byte, error) {
-	for len(data) > 0 && s.header == nil {
-		line, rest, terminated := bytes.Cut(data, []byte{'\n'})
-		data = rest
-		s.lines++
-		if line = bytes.TrimSpace(line); len(line) > 0 {
-			if err := s.readHeader(line, terminated); err != nil {
-				return nil, err
-			}
-		}
+// idIndex returns the id index, building it when it is not there yet.
+func (s *Session) idIndex() *idIndex {
+	if s.ids == nil {
+		s.ids, _ = buildIDs(s.recs, s.odd)
 	}
-	return data, nil
+	return s.ids
 }
 
-// chunk is a run of whole lines decoded together.
-type chunk struct {
-	data []byte
-	// entries are the lines read as entries, in order, each with its
-	// line number within the chunk (from 1) as its Line.
-	entries []Entry
-	// bad are the non-blank lines that are not entries, in order.
-	bad []badLine
-	// count is the number of lines in data, blank ones included.
-	count int
+// lookup returns the index of the entry with the given id.
+func (s *Session) lookup(id string) (int32, bool) {
+	if id == "" {
+		return 0, false
+	}
+	return s.idIndex().lookup(id)
 }
 
-// textLine is one non-blank line of a chunk.
-type textLine struct {
-	text []byte
-	// num is the line's number within its chunk, from 1.
-	num int
-	// terminated is false for a last line without a newline.
-	terminated bool
+// oddOf returns the side-table strings of entry i (empty when it has none).
+func (s *Session) oddOf(i int32) *oddRec {
+	if o := s.odd[i]; o != nil {
+		return o
+	}
+	return &oddRec{}
 }
 
-// badLine is a line that could not be read as an entry.
-type badLine struct {
-	textLine
-	err error
+// idOf returns entry i's id as a string.
+func (s *Session) idOf(i int32) string {
+	r := &s.recs[i]
+	switch {
+	case r.flags&recHexID != 0:
+		return string(appendHexID(nil, r.id))
+	case r.flags&recNoID != 0:
+		return ""
+	}
+	return s.oddOf(i).id
 }
 
-// decode splits the chunk into lines and decodes each, straight into the
-// entries array, which is sized once from the lines found. lines is
-// scratch for the lines, reused from chunk to chunk by the caller.
-func (c *chunk) decode(lines *[]textLine) {
-	*lines = (*lines)[:0]
-	data := c.data
-	for len(data) > 0 {
-		line, rest, terminated := bytes.Cut(data, []byte{'\n'})
-		data = rest
-		c.count++
-		if line = bytes.TrimSpace(line); len(line) > 0 {
-			*lines = append(*lines, textLine{text: line, num: c.count, terminated: terminated})
-		}
+// idIs reports whether entry i's id is id.
+func (s *Session) idIs(i int32, id string) bool {
+	r := &s.recs[i]
+	switch {
+	case r.flags&recHexID != 0:
+		v, ok := isHexID(id)
+		return ok && v == r.id
+	case r.flags&recNoID != 0:
+		return id == ""
 	}
-	c.entries = make([]Entry, 0, len(*lines))
-	for _, l := range *lines {
-		k := len(c.entries)
-		c.entries = c.entries[:k+1]
-		if err := decodeLineInto(&c.entries[k], l.text); err != nil {
-			c.entries = c.entries[:k]
-			c.bad = append(c.bad, badLine{textLine: l, err: err})
-			continue
-		}
-		c.entries[k].Line = l.num
-	}
+	return s.oddOf(i).id == id
 }
 
-// chunkBytes is the size of the pieces a large input is cut into, so that
-// each goroutine has many to pick from.
-const chunkBytes = 1 << 20
-
-// decodeChunks cuts data into chunks of whole lines and decodes them, on as
-// many goroutines as the machine runs at once when data is large:
-// validating every line is most of the cost of opening a session, and
-// lines are independent.
-func decodeChunks(data []byte) []*chunk {
-	var chunks []*chunk
-	for len(data) > 0 {
-		n := min(len(data), chunkBytes)
-		if i := bytes.IndexByte(data[n:], '\n'); i >= 0 {
-			n += i + 1
-		} else {
-			n = len(data)
-		}
-		chunks = append(chunks, &chunk{data: data[:n]})
-		data = data[n:]
+// parentIDOf returns entry i's parentId as a string.
+func (s *Session) parentIDOf(i int32) string {
+	r := &s.recs[i]
+	switch {
+	case r.flags&recHexParent != 0:
+		return string(appendHexID(nil, r.pid))
+	case r.flags&recNoParent != 0:
+		return ""
 	}
-	workers := min(runtime.GOMAXPROCS(0), len(chunks))
-	if workers <= 1 {
-		var lines []textLine
-		for _, c := range chunks {
-			c.decode(&lines)
-		}
-		return chunks
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			var lines []textLine
-			for i := int(next.Add(1)) - 1; i < len(chunks); i = int(next.Add(1)) - 1 {
-				chunks[i].decode(&lines)
-			}
-		})
-	}
-	wg.Wait()
-	return chunks
+	return s.oddOf(i).parent
 }
 
-// readHeader handles a line met before the header: the header itself, or a
-// line that is not JSON (skipped, as pi does). A JSON line that is not a
-// header makes the file not a session.
-func (s *Session) readHeader(line []byte, terminated bool) error {
-	if !validJSON(line) {
-		msg := malformed(line).Error()
-		if !terminated {
-			msg = "incomplete session header: " + msg
-		}
-		s.warnings = append(s.warnings, Warning{Kind: WarnMalformed, Line: s.lines, Msg: msg})
-		s.skipped = append(s.skipped, skippedLine{line: s.lines, raw: line})
-		return nil
+// typeOf returns entry i's type.
+func (s *Session) typeOf(i int32) string {
+	if t := s.recs[i].typ; t != typeOdd {
+		return typeNames[t]
 	}
-	h, ok, err := decodeHeader(line)
-	if err != nil || !ok {
-		return &NotSessionError{Path: s.path, Reason: fmt.Sprintf("line %d is not a session header", s.lines)}
-	}
-	s.header = h
-	s.fileVersion = h.Version
-	if h.Version > CurrentVersion {
-		s.warnings = append(s.warnings, Warning{Kind: WarnNewerVersion, Line: s.lines,
-			Msg: fmt.Sprintf("format version %d is newer than Prime's (%d); reading it as version %d", h.Version, CurrentVersion, CurrentVersion)})
-	}
-	return nil
+	return s.oddOf(i).typ
 }
 
-// index adds entries[from:] to the id index and the tree, and brings the
-// labels, the name and the leaf up to date.
+// index adds entries recs[from:] to the id index and the tree, and brings
+// the labels, the name and the leaf up to date.
 func (s *Session) index(from int) {
 	warned := len(s.warnings)
 	defer func() {
@@ -502,18 +590,49 @@ func (s *Session) index(from int) {
 			slices.SortStableFunc(s.warnings, func(a, b Warning) int { return a.Line - b.Line })
 		}
 	}()
-	for i := from; i < len(s.entries); i++ {
-		e := s.entries[i]
-		if e.ID == "" {
-			s.warnings = append(s.warnings, Warning{Kind: WarnMissingID, Line: e.Line, Msg: "entry has no id"})
-			continue
+	dup := func(i, j int32) {
+		s.dupIDs = true
+		s.warnings = append(s.warnings, Warning{Kind: WarnDuplicateID, Line: int(s.recs[i].line),
+			Msg: fmt.Sprintf("id %s is also used on line %d; the later entry wins", s.idOf(i), s.recs[j].line)})
+	}
+	for i := from; i < len(s.recs); i++ {
+		if s.recs[i].flags&recNoID != 0 {
+			s.warnings = append(s.warnings, Warning{Kind: WarnMissingID, Line: int(s.recs[i].line), Msg: "entry has no id"})
 		}
-		if j, dup := s.byID[e.ID]; dup {
-			s.dupIDs = true
-			s.warnings = append(s.warnings, Warning{Kind: WarnDuplicateID, Line: e.Line,
-				Msg: fmt.Sprintf("id %s is also used on line %d; the later entry wins", e.ID, s.entries[j].Line)})
+	}
+	switch {
+	case from == 0:
+		ids, dups := buildIDs(s.recs, s.odd)
+		s.ids = ids
+		for i := range s.recs {
+			if j, ok := dups[int32(i)]; ok {
+				dup(int32(i), j)
+			}
 		}
-		s.byID[e.ID] = int32(i)
+	default:
+		if s.ids == nil {
+			s.ids, _ = buildIDs(s.recs[:from], s.odd)
+		}
+		for i := int32(from); i < int32(len(s.recs)); i++ {
+			r := &s.recs[i]
+			if r.flags&recNoID != 0 {
+				continue
+			}
+			hex := r.flags&recHexID != 0
+			var id string
+			var j int32
+			var taken bool
+			if hex {
+				j, taken = s.ids.lookupHex(r.id)
+			} else {
+				id = s.oddOf(i).id
+				j, taken = s.ids.lookup(id)
+			}
+			if taken {
+				dup(i, j)
+			}
+			s.ids.add(i, id, r.id, hex)
+		}
 	}
 	if s.dupIDs {
 		// Parents resolve to the last entry with their id, wherever it
@@ -521,70 +640,91 @@ func (s *Session) index(from int) {
 		from = 0
 	}
 	if from == 0 {
-		s.lastPath = nil
+		s.lastPath, s.lastIdx = weak.Pointer[*Entry]{}, nil
 	}
-	s.parent = slices.Grow(s.parent[:from], len(s.entries)-from)[:len(s.entries)]
 	forward := false
-	for i := from; i < len(s.entries); i++ {
-		p := s.resolveParent(i)
-		s.parent[i] = p
+	for i := from; i < len(s.recs); i++ {
+		p := s.resolveParent(int32(i))
+		s.recs[i].parent = p
 		if p > int32(i) {
 			forward = true
 		}
 	}
 	if forward {
 		s.breakCycles()
-		s.lastPath = nil
+		s.lastPath, s.lastIdx = weak.Pointer[*Entry]{}, nil
 	}
 	if from > 0 && len(s.orphans) > 0 {
 		// A new entry may be the missing parent of an orphan.
-		s.lastPath = nil
+		s.lastPath, s.lastIdx = weak.Pointer[*Entry]{}, nil
 		old := s.orphans
 		s.orphans = nil
 		for _, i := range old {
-			s.parent[i] = s.resolveParent(int(i))
-			if s.isOrphan(int(i)) {
+			s.recs[i].parent = s.resolveParent(i)
+			if s.isOrphan(i) {
 				s.orphans = append(s.orphans, i)
 			}
 		}
 	} else if from == 0 {
 		s.orphans = nil
 	}
-	for i := from; i < len(s.entries); i++ {
-		if s.isOrphan(i) {
+	for i := from; i < len(s.recs); i++ {
+		if s.isOrphan(int32(i)) {
 			s.orphans = append(s.orphans, int32(i))
 		}
 	}
-	for _, e := range s.entries[from:] {
-		s.noteMeta(e)
+	for _, m := range s.metas {
+		s.noteMeta(m.m)
 	}
-	if len(s.entries) > 0 {
-		s.leaf = int32(len(s.entries) - 1)
+	s.metas = nil
+	if len(s.recs) > 0 {
+		s.leaf = int32(len(s.recs) - 1)
 	}
 	s.kids = nil
 }
 
-// isOrphan reports whether entries[i] names a parent that is not in the
-// file.
-func (s *Session) isOrphan(i int) bool {
-	e := s.entries[i]
-	if s.parent[i] >= 0 || e.ParentID == "" || e.ParentID == e.ID {
+// isOrphan reports whether entry i names a parent that is not in the file.
+func (s *Session) isOrphan(i int32) bool {
+	r := &s.recs[i]
+	if r.parent >= 0 || r.flags&recNoParent != 0 || s.selfParent(i) {
 		return false
 	}
-	_, ok := s.byID[e.ParentID]
+	_, ok := s.lookup(s.parentIDOf(i))
 	return !ok
 }
 
-// resolveParent returns the index of entries[i]'s parent, or -1 when it is
-// a root: no parentId, its own id (pi treats both as roots), or an id not in
+// selfParent reports whether entry i names itself as its parent.
+func (s *Session) selfParent(i int32) bool {
+	r := &s.recs[i]
+	switch {
+	case r.flags&recHexParent != 0:
+		return r.flags&recHexID != 0 && r.id == r.pid
+	case r.flags&recNoParent != 0:
+		return false
+	}
+	return s.parentIDOf(i) == s.idOf(i)
+}
+
+// resolveParent returns the index of entry i's parent, or -1 when it is a
+// root: no parentId, its own id (pi treats both as roots), or an id not in
 // the file (an orphan).
-func (s *Session) resolveParent(i int) int32 {
-	e := s.entries[i]
-	if e.ParentID == "" || e.ParentID == e.ID {
+func (s *Session) resolveParent(i int32) int32 {
+	r := &s.recs[i]
+	if r.flags&recNoParent != 0 || s.selfParent(i) {
 		return -1
 	}
-	p, ok := s.byID[e.ParentID]
-	if !ok || p == int32(i) {
+	var p int32
+	var ok bool
+	if r.flags&recHexParent != 0 {
+		// The parent is nearly always the entry before.
+		if i > 0 && !s.dupIDs && s.recs[i-1].flags&recHexID != 0 && s.recs[i-1].id == r.pid {
+			return i - 1
+		}
+		p, ok = s.idIndex().lookupHex(r.pid)
+	} else {
+		p, ok = s.lookup(s.parentIDOf(i))
+	}
+	if !ok || p == i {
 		return -1
 	}
 	return p
@@ -600,23 +740,23 @@ func (s *Session) breakCycles() {
 		onStack
 		done
 	)
-	state := make([]byte, len(s.entries))
+	state := make([]byte, len(s.recs))
 	var chain []int32
-	for start := range s.entries {
+	for start := range s.recs {
 		chain = chain[:0]
 		j := int32(start)
 		for j >= 0 && state[j] == unseen {
 			state[j] = onStack
 			chain = append(chain, j)
-			j = s.parent[j]
+			j = s.recs[j].parent
 		}
 		if j >= 0 && state[j] == onStack {
 			// chain from j onwards is a cycle.
 			k := slices.Index(chain, j)
 			low := slices.Min(chain[k:])
-			s.parent[low] = -1
-			s.warnings = append(s.warnings, Warning{Kind: WarnCycle, Line: s.entries[low].Line,
-				Msg: fmt.Sprintf("parent links of entry %s form a cycle; it is read as a root", s.entries[low].ID)})
+			s.recs[low].parent = -1
+			s.warnings = append(s.warnings, Warning{Kind: WarnCycle, Line: int(s.recs[low].line),
+				Msg: fmt.Sprintf("parent links of entry %s form a cycle; it is read as a root", s.idOf(low))})
 		}
 		for _, c := range chain {
 			state[c] = done
@@ -624,15 +764,11 @@ func (s *Session) breakCycles() {
 	}
 }
 
-// noteMeta records what label and session_info entries say.
-func (s *Session) noteMeta(e *Entry) {
-	switch e.Type {
-	case TypeLabel:
-		p, err := e.Payload()
-		if err != nil {
-			return
-		}
-		l := p.(*LabelEntry)
+// noteMeta records what a label or session_info entry says.
+func (s *Session) noteMeta(m *meta) {
+	switch {
+	case m.label != nil:
+		l := m.label
 		if l.Label == "" {
 			delete(s.labels, l.TargetID)
 			return
@@ -641,12 +777,8 @@ func (s *Session) noteMeta(e *Entry) {
 			s.labels = make(map[string]string)
 		}
 		s.labels[l.TargetID] = l.Label
-	case TypeSessionInfo:
-		p, err := e.Payload()
-		if err != nil {
-			return
-		}
-		s.name = strings.TrimSpace(p.(*SessionInfoEntry).Name)
+	case m.name != nil:
+		s.name = strings.TrimSpace(*m.name)
 	}
 }
 
@@ -662,51 +794,53 @@ func (s *Session) Header() *Header { return s.header }
 func (s *Session) FileVersion() int { return s.fileVersion }
 
 // Warnings returns the problems found while reading the file, in line order.
-func (s *Session) Warnings() []Warning { return slices.Clone(s.warnings) }
-
-// TornTail reports whether the file ended in an incomplete line.
-func (s *Session) TornTail() bool {
-	return slices.ContainsFunc(s.warnings, func(w Warning) bool { return w.Kind == WarnTornTail })
+func (s *Session) Warnings() []Warning {
+	w := slices.Clone(s.warnings)
+	if s.torn != nil {
+		w = append(w, *s.torn)
+	}
+	return w
 }
 
+// TornTail reports whether the file ended in an incomplete line.
+func (s *Session) TornTail() bool { return s.torn != nil }
+
 // Len returns the number of entries.
-func (s *Session) Len() int { return len(s.entries) }
+func (s *Session) Len() int { return len(s.recs) }
 
 // Entries returns the entries in file order (the header excluded).
-func (s *Session) Entries() []*Entry { return slices.Clone(s.entries) }
+func (s *Session) Entries() []*Entry {
+	out := make([]*Entry, len(s.recs))
+	for i := range out {
+		out[i] = s.entryAt(int32(i))
+	}
+	return out
+}
 
 // Entry returns the entry with the given id, or nil. When ids repeat, the
 // later entry is found, as in pi.
 func (s *Session) Entry(id string) *Entry {
-	if i, ok := s.byID[id]; ok {
-		return s.entries[i]
+	if i, ok := s.lookup(id); ok {
+		return s.entryAt(i)
 	}
 	return nil
 }
 
 // Parent returns e's parent, or nil for a root.
 func (s *Session) Parent(e *Entry) *Entry {
-	if i := s.indexOf(e); i >= 0 && s.parent[i] >= 0 {
-		return s.entries[s.parent[i]]
+	if i := s.indexOf(e); i >= 0 && s.recs[i].parent >= 0 {
+		return s.entryAt(s.recs[i].parent)
 	}
 	return nil
 }
 
-// indexOf returns e's position in file order, or -1.
+// indexOf returns e's position in file order, or -1 when it is not an entry
+// of s.
 func (s *Session) indexOf(e *Entry) int32 {
-	if e == nil {
+	if e == nil || e.src != s.src || e.idx < 0 || int(e.idx) >= len(s.recs) {
 		return -1
 	}
-	if i, ok := s.byID[e.ID]; ok && s.entries[i] == e {
-		return i
-	}
-	// An entry without an id, or hidden by a later one with the same id.
-	for i, x := range s.entries {
-		if x == e {
-			return int32(i)
-		}
-	}
-	return -1
+	return e.idx
 }
 
 // Leaf returns the current leaf: the last entry in file order after
@@ -716,22 +850,22 @@ func (s *Session) Leaf() *Entry {
 	if s.leaf < 0 {
 		return nil
 	}
-	return s.entries[s.leaf]
+	return s.entryAt(s.leaf)
 }
 
 // LeafID returns the id of the current leaf, or "".
 func (s *Session) LeafID() string {
-	if e := s.Leaf(); e != nil {
-		return e.ID
+	if s.leaf < 0 {
+		return ""
 	}
-	return ""
+	return s.idOf(s.leaf)
 }
 
 // SetLeaf moves the leaf to the entry with the given id, so the next append
 // starts a branch there. Like pi, the move itself is not written to the
 // file: reloading puts the leaf back on the last entry.
 func (s *Session) SetLeaf(id string) error {
-	i, ok := s.byID[id]
+	i, ok := s.lookup(id)
 	if !ok {
 		return fmt.Errorf("session: entry %s: %w", id, ErrNotFound)
 	}
@@ -748,7 +882,7 @@ func (s *Session) ResetLeaf() { s.leaf = -1 }
 // (an entry whose parent is missing). It takes time proportional to the
 // path's length.
 func (s *Session) Path(id string) []*Entry {
-	i, ok := s.byID[id]
+	i, ok := s.lookup(id)
 	if !ok {
 		return nil
 	}
@@ -765,51 +899,56 @@ func (s *Session) LeafPath() []*Entry {
 }
 
 func (s *Session) pathTo(i int32) []*Entry {
-	if s.lastPath != nil && s.lastEnd >= 0 && int(s.lastEnd) < len(s.entries) {
+	if p := s.lastPath.Value(); p != nil && s.lastEnd >= 0 && int(s.lastEnd) < len(s.recs) {
+		// p is the first element of the array of the last path, which
+		// holding p keeps alive.
+		last := unsafe.Slice(p, s.lastCap)[:s.lastLen]
 		switch {
 		case i == s.lastEnd:
-			return s.lastPath[:len(s.lastPath):len(s.lastPath)]
-		case s.parent[i] == s.lastEnd:
-			s.lastPath = append(s.lastPath, s.entries[i])
-			s.lastEnd = i
-			return s.lastPath[:len(s.lastPath):len(s.lastPath)]
+			return last[:len(last):len(last)]
+		case s.recs[i].parent == s.lastEnd:
+			return s.keepPath(append(last, s.entryAt(i)), i)
 		}
 	}
-	path := s.walkTo(i)
-	s.lastPath, s.lastEnd = path, i
-	return path[:len(path):len(path)]
+	return s.keepPath(s.entriesAt(s.pathIdx(i)), i)
 }
 
-// walkTo walks from entries[i] up to its root.
-func (s *Session) walkTo(i int32) []*Entry {
-	n := 0
-	for j := i; j >= 0; j = s.parent[j] {
-		n++
+// keepPath remembers path, to entry i, as the last path computed and
+// returns it.
+func (s *Session) keepPath(path []*Entry, i int32) []*Entry {
+	if len(path) == 0 {
+		s.lastPath = weak.Pointer[*Entry]{}
+		return path
 	}
-	path := make([]*Entry, n)
-	for j := i; j >= 0; j = s.parent[j] {
-		n--
-		path[n] = s.entries[j]
-	}
-	return path
+	s.lastPath, s.lastLen, s.lastCap, s.lastEnd = weak.Make(&path[0]), len(path), cap(path), i
+	return path[:len(path):len(path)]
 }
 
 // Context returns what the model sees at the entry with the given id (see
 // [BuildContext]). An empty id means the current leaf, and gives an empty
 // context after [Session.ResetLeaf]; an id that is not in the session falls
 // back to the last entry, as pi does.
+//
+// The session keeps the messages of the last context it built while it
+// builds the next, so a conversation that grows by a message or two costs
+// only the new messages.
 func (s *Session) Context(leafID string) (Context, error) {
 	i := s.leaf
 	if leafID != "" {
 		var ok bool
-		if i, ok = s.byID[leafID]; !ok {
-			i = int32(len(s.entries) - 1)
+		if i, ok = s.lookup(leafID); !ok {
+			i = int32(len(s.recs) - 1)
 		}
 	}
-	if i < 0 {
-		return BuildContext(nil)
+	view := PathView{s: s}
+	if i >= 0 {
+		view.idx = s.pathIdx(i)
 	}
-	return BuildContext(s.pathTo(i))
+	c, err := buildContext(view)
+	if err == nil {
+		s.active = c.Messages
+	}
+	return c, err
 }
 
 // Label returns the label on the entry with the given id, or "". The last
@@ -831,10 +970,4 @@ func (s *Session) Name() string { return s.name }
 
 // Orphans returns the entries whose parent is not in the file. Like pi,
 // Prime treats each as a root: paths through it stop there.
-func (s *Session) Orphans() []*Entry {
-	out := make([]*Entry, len(s.orphans))
-	for k, i := range s.orphans {
-		out[k] = s.entries[i]
-	}
-	return out
-}
+func (s *Session) Orphans() []*Entry { return s.entriesAt(s.orphans) }

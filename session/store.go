@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -45,9 +46,6 @@ type writer struct {
 	// size is how many bytes of the file the session has read or written;
 	// bytes beyond it were appended by another process.
 	size int64
-	// nl reports that the file is empty or ends with a newline. When it
-	// does not (a torn last line), the next append starts a fresh line.
-	nl bool
 	// pending is set while the file has not been created: pi 1.6 writes
 	// nothing until the conversation starts (the first user or assistant
 	// message).
@@ -94,12 +92,17 @@ func Create(path string, opts Options) (*Session, error) {
 			return nil, fmt.Errorf("session: %s: %w", path, fs.ErrExist)
 		}
 	}
-	s := &Session{
+	return newSession(path, h, &writer{pending: path != "", memory: path == "", now: now}), nil
+}
+
+// newSession returns a session of no entries yet, kept in memory, with
+// header h.
+func newSession(path string, h *Header, w *writer) *Session {
+	mem := append(bytes.Clone(h.raw), '\n')
+	return &Session{
 		path: path, header: h, fileVersion: CurrentVersion, leaf: -1, lines: 1,
-		byID: make(map[string]int32),
-		w:    &writer{pending: path != "", memory: path == "", nl: true, now: now},
+		src: memorySource(mem), indexed: int64(len(mem)), ids: &idIndex{}, w: w,
 	}
-	return s, nil
 }
 
 // CreateIn is [Create] with the file named as pi names it, in dir:
@@ -138,9 +141,12 @@ func nameIn(dir string, opts Options) (string, Options) {
 // to it. An empty file gets a header at once, as in pi. A non-empty file
 // that is not a session is a [*NotSessionError] and is left untouched. Call
 // [Session.Close] when done.
-func Open(path string) (*Session, error) {
+func Open(path string) (*Session, error) { return OpenWith(path, ReadOptions{}) }
+
+// OpenWith is [Open] with options.
+func OpenWith(path string, opts ReadOptions) (*Session, error) {
 	for attempt := 0; ; attempt++ {
-		s, old, err := open(path)
+		s, old, err := open(path, opts)
 		if err != nil || !old {
 			return s, err
 		}
@@ -155,7 +161,7 @@ func Open(path string) (*Session, error) {
 
 // open reads path under the lock. old reports a file that must be migrated
 // first (s is nil then).
-func open(path string) (s *Session, old bool, err error) {
+func open(path string, opts ReadOptions) (s *Session, old bool, err error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
 	if err != nil {
 		return nil, false, fmt.Errorf("session: %w", err)
@@ -169,12 +175,11 @@ func open(path string) (s *Session, old bool, err error) {
 		return nil, false, fmt.Errorf("session: locking %s: %w", path, err)
 	}
 	defer unlockFile(f)
-	s, data, err := readFile(path, f)
-	var notSession *NotSessionError
-	if err != nil && (len(data) != 0 || !errors.As(err, &notSession)) {
-		return nil, false, err
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, false, fmt.Errorf("session: %w", err)
 	}
-	if len(data) == 0 {
+	if fi.Mode().IsRegular() && fi.Size() == 0 {
 		// An empty file: it gets a header, as in pi.
 		s, err := Create("", Options{})
 		if err != nil {
@@ -185,8 +190,17 @@ func open(path string) (s *Session, old bool, err error) {
 		if _, err := f.Write(line); err != nil {
 			return nil, false, fmt.Errorf("session: writing the header of %s: %w", path, err)
 		}
-		s.w = &writer{f: f, size: int64(len(line)), nl: true, now: time.Now}
+		if fi, err = f.Stat(); err != nil {
+			return nil, false, fmt.Errorf("session: %w", err)
+		}
+		s.src = fileSource(f, path, fi)
+		s.setMark(line)
+		s.w = &writer{f: f, size: int64(len(line)), now: time.Now}
 		return s, false, nil
+	}
+	s, err = readFile(path, f, opts)
+	if err != nil {
+		return nil, false, err
 	}
 	if s.fileVersion < CurrentVersion {
 		return nil, true, nil
@@ -194,23 +208,77 @@ func open(path string) (s *Session, old bool, err error) {
 	if s.fileVersion > CurrentVersion {
 		return nil, false, fmt.Errorf("session: %s has format version %d, newer than Prime's (%d); not appending to it", path, s.fileVersion, CurrentVersion)
 	}
-	s.w = &writer{f: f, size: int64(len(data)), nl: data[len(data)-1] == '\n', now: time.Now}
+	if s.src.cur.Load().memory {
+		return nil, false, fmt.Errorf("session: %s is not a regular file; not appending to it", path)
+	}
+	if err := s.readMark(f); err != nil {
+		return nil, false, err
+	}
+	s.w = &writer{f: f, size: s.scanned, now: time.Now}
 	return s, false, nil
 }
 
-// Close closes the session file. Appending afterwards fails.
+// Close closes the session file. Appending afterwards fails; entries read
+// afterwards open the file again (and fail if it is no longer the same
+// file).
 func (s *Session) Close() error {
-	if s.w == nil {
-		return nil
+	s.saveIndex()
+	var f *os.File
+	if b := s.src.cur.Load(); !b.memory {
+		f = b.f
+		s.src.detach()
 	}
-	if s.w.f == nil {
+	if s.w != nil {
+		s.w.f = nil
 		s.w.closed = true
+	}
+	if f == nil {
 		return nil
 	}
-	err := s.w.f.Close()
-	s.w.f = nil
-	s.w.closed = true
-	return err
+	return f.Close()
+}
+
+// saveIndex writes the persistent index of a session that appended to its
+// file (or read what others appended) since the index was last written,
+// when closing it: the next open then reads the index and trusts it on the
+// file's stamp instead of checking every block. The stamp vouches for the
+// file only once its last change is racyMargin old, so this waits for
+// that first (a few tens of milliseconds after the last append, on a file
+// system that keeps fine times). Nothing is written when the file is not
+// as the session last saw it.
+func (s *Session) saveIndex() {
+	x, w := s.indexFile, s.w
+	if x == nil || w == nil || w.f == nil || s.indexed == s.savedAt {
+		return
+	}
+	if err := lockFile(w.f); err != nil {
+		return
+	}
+	defer unlockFile(w.f)
+	stamp := func() (fileStamp, bool) {
+		fi, err := w.f.Stat()
+		if err != nil || fi.Size() != w.size {
+			return fileStamp{}, false
+		}
+		return stampOf(fi)
+	}
+	st, ok := stamp()
+	if !ok || s.checkUnchanged() != nil {
+		return
+	}
+	changed := max(st.mtime, st.ctime)
+	if margin := racyMargin(changed); margin < int64(time.Second) {
+		if wait := time.Duration(changed + margin - time.Now().UnixNano()); wait > 0 {
+			time.Sleep(wait + time.Millisecond)
+		}
+		if again, ok := stamp(); !ok || again != st {
+			return
+		}
+	}
+	y := *x
+	y.stamp, y.stampTime = st, time.Now().UnixNano()
+	y.save(s, w.f)
+	s.savedAt = s.indexed
 }
 
 // Append adds p as a child of the current leaf and moves the leaf to it.
@@ -230,7 +298,7 @@ func (s *Session) Append(p Payload) (*Entry, error) {
 func (s *Session) AppendAt(parentID string, p Payload) (*Entry, error) {
 	parent := int32(-1)
 	if parentID != "" {
-		i, ok := s.byID[parentID]
+		i, ok := s.lookup(parentID)
 		if !ok {
 			return nil, fmt.Errorf("session: entry %s: %w", parentID, ErrNotFound)
 		}
@@ -249,7 +317,7 @@ func (s *Session) appendAt(parent int32, p Payload) (*Entry, error) {
 	}
 	switch q := p.(type) {
 	case *LabelEntry:
-		if _, ok := s.byID[q.TargetID]; !ok {
+		if _, ok := s.lookup(q.TargetID); !ok {
 			return nil, fmt.Errorf("session: entry %s: %w", q.TargetID, ErrNotFound)
 		}
 	case *SessionInfoEntry:
@@ -268,7 +336,7 @@ func (s *Session) appendAt(parent int32, p Payload) (*Entry, error) {
 	}
 	parentID := ""
 	if parent >= 0 {
-		parentID = s.entries[parent].ID
+		parentID = s.idOf(parent)
 	}
 	now := w.now()
 	if c, ok := p.(*CompactionEntry); ok && c.SystemMessage != nil {
@@ -282,46 +350,81 @@ func (s *Session) appendAt(parent int32, p Payload) (*Entry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("session: %w", err)
 	}
-	e := new(Entry)
-	if err := decodeLineInto(e, line); err != nil {
+	// Where the line goes: at the end of the file, after a newline when
+	// the last line is torn or unfinished (a torn one then becomes a line
+	// of its own).
+	off, num, newline := s.indexed, s.lines+1, false
+	if w.f != nil {
+		off = w.size
+		if !s.endsInNewline() {
+			newline = true
+			off++
+			if s.torn != nil {
+				num++
+			}
+		}
+	}
+	x, err := indexLine(line, off, num)
+	if err != nil {
 		return nil, fmt.Errorf("session: encoded %s entry does not read back: %w", p.EntryType(), err)
 	}
-	e.Line = s.lines + 1
 	switch {
 	case w.memory:
+		s.src.appendMemory(line, []byte{'\n'})
 	case w.pending:
 		if !isConversation(p) && !s.hasConversation() {
+			s.src.appendMemory(line, []byte{'\n'})
 			break
 		}
 		if err := s.create(line); err != nil {
 			return nil, err
 		}
 	default:
-		if err := w.writeLine(line); err != nil {
+		buf, err := w.writeLine(line, newline)
+		if err != nil {
 			return nil, fmt.Errorf("session: appending to %s: %w", s.path, err)
 		}
+		s.setMark(buf)
+	}
+	if t := s.torn; t != nil && newline {
+		// The torn line is ended: an ordinary malformed line now.
+		s.warnings = append(s.warnings, Warning{Kind: WarnMalformed, Line: t.Line, Msg: s.tornMsg})
+		s.torn = nil
+		s.lines++
 	}
 	s.lines++
-	s.entries = append(s.entries, e)
-	s.index(len(s.entries) - 1)
+	s.indexed, s.midLine = off+int64(len(line))+1, false
+	i := s.add(x)
+	s.index(int(i))
+	e := s.entryAt(i)
+	if e.Type == TypeMessage {
+		// The next context will want it: decode it from the line at hand.
+		if m, err := e.decodeMessage(line); err == nil {
+			e.remember(m)
+		}
+	}
 	return e, nil
 }
 
+// endsInNewline reports whether the bytes read so far end with a newline
+// (or there are none): else the next append starts a fresh line.
+func (s *Session) endsInNewline() bool { return s.torn == nil && !s.midLine }
+
 // writeLine writes one line in a single write, after a newline when the
-// file ends in a torn line.
-func (w *writer) writeLine(line []byte) error {
+// file ends in a torn or unfinished line.
+func (w *writer) writeLine(line []byte, newline bool) ([]byte, error) {
 	buf := make([]byte, 0, len(line)+2)
-	if !w.nl {
+	if newline {
 		buf = append(buf, '\n')
 	}
 	buf = append(buf, line...)
 	buf = append(buf, '\n')
 	n, err := w.f.Write(buf)
 	w.size += int64(n)
-	if n > 0 {
-		w.nl = buf[n-1] == '\n'
+	if err == nil && n < len(buf) {
+		err = io.ErrShortWrite
 	}
-	return err
+	return buf, err
 }
 
 // Flush creates the session file now if it has not been written yet
@@ -335,8 +438,9 @@ func (s *Session) Flush() error {
 }
 
 // create writes the header, the entries so far and extra (a line not yet
-// added) as a new file (see writeLines). It never overwrites a file, and
-// removes what it made when a write fails.
+// added) as a new file (see writeWhole). It never overwrites a file, and
+// removes what it made when a write fails. From then on the entries are
+// read back from the file, not memory.
 func (s *Session) create(extra []byte) error {
 	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
 		return fmt.Errorf("session: %w", err)
@@ -350,24 +454,31 @@ func (s *Session) create(extra []byte) error {
 		return fmt.Errorf("session: locking %s: %w", s.path, err)
 	}
 	defer unlockFile(f)
-	lines := make([][]byte, 0, len(s.entries)+2)
-	lines = append(lines, s.header.raw)
-	for _, e := range s.entries {
-		lines = append(lines, e.raw)
+	mem := s.src.memoryBytes()
+	written, err := writeWhole(f, mem)
+	if err == nil && extra != nil {
+		var n int64
+		n, err = writeWhole(f, append(slices.Clip(extra), '\n'))
+		written += n
 	}
-	if extra != nil {
-		lines = append(lines, extra)
+	var fi os.FileInfo
+	if err == nil {
+		fi, err = f.Stat()
 	}
-	written, err := writeLines(f, lines)
 	if err != nil {
 		// Leave nothing half-made behind: the session stays pending.
 		f.Close()
 		os.Remove(s.path)
 		return fmt.Errorf("session: writing %s: %w", s.path, err)
 	}
+	s.src.switchToFile(f, s.path, fi)
+	if extra != nil {
+		s.setMark(append(slices.Clip(extra), '\n'))
+	} else {
+		s.setMark(mem)
+	}
 	s.w.f = f
 	s.w.size = written
-	s.w.nl = true
 	s.w.pending = false
 	return nil
 }
@@ -377,41 +488,37 @@ func (s *Session) create(extra []byte) error {
 // conversation) in runs of whole lines, so that it is never copied whole.
 const createChunk = 8 << 20
 
-// writeLines writes each line and a newline to w, in writes of whole lines
-// of about createChunk bytes, and returns the bytes written.
-func writeLines(w io.Writer, lines [][]byte) (int64, error) {
+// writeWhole writes data, whole lines, to w in writes of whole lines of
+// about createChunk bytes (one longer line is written alone), and returns
+// the bytes written.
+func writeWhole(w io.Writer, data []byte) (int64, error) {
 	var total int64
-	buf := make([]byte, 0, min(createChunk, linesSize(lines)))
-	flush := func() error {
-		n, err := w.Write(buf)
-		total += int64(n)
-		buf = buf[:0]
-		return err
-	}
-	for _, l := range lines {
-		if len(buf) > 0 && len(buf)+len(l)+1 > createChunk {
-			if err := flush(); err != nil {
-				return total, err
+	for len(data) > 0 {
+		n := len(data)
+		if n > createChunk {
+			if i := bytes.LastIndexByte(data[:createChunk], '\n'); i >= 0 {
+				n = i + 1
+			} else if i := bytes.IndexByte(data[createChunk:], '\n'); i >= 0 {
+				n = createChunk + i + 1
 			}
 		}
-		buf = append(buf, l...)
-		buf = append(buf, '\n')
+		k, err := w.Write(data[:n])
+		total += int64(k)
+		if err == nil && k < n {
+			err = io.ErrShortWrite
+		}
+		if err != nil {
+			return total, err
+		}
+		data = data[n:]
 	}
-	return total, flush()
-}
-
-// linesSize is the size of lines written one after the other, each with
-// a newline.
-func linesSize(lines [][]byte) int {
-	n := 0
-	for _, l := range lines {
-		n += len(l) + 1
-	}
-	return n
+	return total, nil
 }
 
 // readTail reads what other processes appended since the session last read
-// or wrote the file. The caller holds the lock.
+// or wrote the file, after checking that the file is still the one it
+// read: not replaced, not shorter, its header and last entry where they
+// were. The caller holds the lock.
 func (s *Session) readTail() error {
 	w := s.w
 	fi, err := w.f.Stat()
@@ -419,26 +526,82 @@ func (s *Session) readTail() error {
 		return fmt.Errorf("session: %w", err)
 	}
 	if cur, err := os.Stat(s.path); err != nil || !os.SameFile(fi, cur) {
-		return fmt.Errorf("session: %s was replaced or removed since it was opened; open it again", s.path)
+		return fmt.Errorf("session: %s was replaced or removed since it was opened (%w); open it again", s.path, ErrFileChanged)
 	}
 	if fi.Size() < w.size {
-		return fmt.Errorf("session: %s shrank from %d to %d bytes since it was read; open it again", s.path, w.size, fi.Size())
+		return fmt.Errorf("session: %s shrank from %d to %d bytes since it was read (%w); open it again", s.path, w.size, fi.Size(), ErrFileChanged)
+	}
+	if err := s.checkUnchanged(); err != nil {
+		return err
 	}
 	if fi.Size() == w.size {
 		return nil
 	}
-	tail := make([]byte, fi.Size()-w.size)
-	if _, err := w.f.ReadAt(tail, w.size); err != nil {
-		return fmt.Errorf("session: reading what was appended to %s: %w", s.path, err)
+	leaf := s.leaf
+	if err := s.readMore(w.f, fi.Size()); err != nil {
+		return err
+	}
+	if err := s.readMark(w.f); err != nil {
+		return err
 	}
 	w.size = fi.Size()
-	w.nl = tail[len(tail)-1] == '\n'
-	leaf := s.leaf
-	from := len(s.entries)
-	s.read(tail, false)
-	s.index(from)
 	s.leaf = leaf
 	return nil
+}
+
+// checkUnchanged reads back the header and the last bytes read: a file
+// rewritten with other content no longer has them where they were.
+func (s *Session) checkUnchanged() error {
+	h := s.header.raw
+	got := make([]byte, len(h)+len(s.mark))
+	if _, err := s.w.f.ReadAt(got[:len(h)], s.headerOff); err != nil || !bytes.Equal(got[:len(h)], h) {
+		return fmt.Errorf("session: the header of %s is not the one read before (%w); open it again", s.path, ErrFileChanged)
+	}
+	if m := got[len(h):]; len(m) > 0 {
+		if _, err := s.w.f.ReadAt(m, s.indexed-int64(len(m))); err != nil || !bytes.Equal(m, s.mark) {
+			return fmt.Errorf("session: %s does not end where it was read as it did (%w); open it again", s.path, ErrFileChanged)
+		}
+	}
+	return nil
+}
+
+// markLen is how many of the last bytes read checkUnchanged compares.
+const markLen = 64
+
+// setMark notes the last bytes of written, which ends where the session
+// has read to.
+func (s *Session) setMark(written []byte) {
+	s.mark = append(s.mark[:0], written[max(0, len(written)-markLen):]...)
+}
+
+// readMark reads the last bytes the session has read from f.
+func (s *Session) readMark(f io.ReaderAt) error {
+	m := make([]byte, min(markLen, s.indexed))
+	if _, err := f.ReadAt(m, s.indexed-int64(len(m))); err != nil {
+		return fmt.Errorf("session: reading %s: %w", s.path, err)
+	}
+	s.mark = m
+	return nil
+}
+
+// nextNewline returns the offset of the first newline in r at or after
+// off and before end, or -1.
+func nextNewline(r io.ReaderAt, off, end int64) (int64, error) {
+	buf := make([]byte, 4096)
+	for off < end {
+		n, err := r.ReadAt(buf[:min(int64(len(buf)), end-off)], off)
+		if i := bytes.IndexByte(buf[:n], '\n'); i >= 0 {
+			return off + int64(i), nil
+		}
+		off += int64(n)
+		if err != nil && err != io.EOF {
+			return -1, err
+		}
+		if n == 0 {
+			break
+		}
+	}
+	return -1, nil
 }
 
 // isConversation reports whether p is a user or an assistant message: the
@@ -456,9 +619,16 @@ func isConversation(p Payload) bool {
 // hasConversation reports whether a user or an assistant message has been
 // appended.
 func (s *Session) hasConversation() bool {
-	for _, e := range s.entries {
-		if e.Type == TypeMessage {
-			if role, err := DecodeMessageRole(messageBytes(e)); err == nil && (role == llm.RoleUser || role == llm.RoleAssistant) {
+	for i := range s.recs {
+		r := &s.recs[i]
+		if r.typ != typeMessage {
+			continue
+		}
+		switch r.role {
+		case roleUser, roleAssistant:
+			return true
+		case roleUnknown:
+			if role, err := s.entryAt(int32(i)).MessageRole(); err == nil && (role == llm.RoleUser || role == llm.RoleAssistant) {
 				return true
 			}
 		}
@@ -466,12 +636,12 @@ func (s *Session) hasConversation() bool {
 	return false
 }
 
-// messageBytes returns the raw message of a message entry, or nil.
-func messageBytes(e *Entry) []byte {
-	if raw, ok := e.lastMember(`,"message":`); ok {
+// messageBytes returns the raw message of a message entry's line, or nil.
+func messageBytes(line []byte, head uint32) []byte {
+	if raw, ok := lastMember(line, head, `,"message":`); ok {
 		return raw
 	}
-	raw, _ := e.member("message")
+	raw, _ := memberOf(line, "message")
 	return raw
 }
 
@@ -482,7 +652,7 @@ func (s *Session) newEntryID() string {
 	for range 100 {
 		rand.Read(b[:])
 		id := hex.EncodeToString(b[:])
-		if _, taken := s.byID[id]; !taken {
+		if _, taken := s.lookup(id); !taken {
 			return id
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/prime-agent/prime/internal/sessiontest"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/session"
 )
@@ -202,7 +203,7 @@ func TestLabels(t *testing.T) {
 		t.Errorf("117 err = %v", err)
 	}
 	// Labels survive a reload from the written bytes.
-	r, err := session.Parse("again", s.Bytes())
+	r, err := session.Parse("again", bytesOf(t, s))
 	if err != nil || r.Label(a.ID) != "three" || r.Label(u.ID) != "start" {
 		t.Errorf("reloaded labels: %v %q", err, r.Labels())
 	}
@@ -243,8 +244,8 @@ func TestMigration(t *testing.T) {
 		t.Errorf("firstKeptEntryIndex 2 → %q, want %q (the assistant message)", c.FirstKeptEntryID, es[1].ID)
 	}
 	p, _ = es[3].Payload()
-	if c := p.(*session.CompactionEntry); c.FirstKeptEntryID != "" || bytes.Contains(es[3].Raw(), []byte("firstKeptEntry")) {
-		t.Errorf("index 0 (the header) must leave firstKeptEntryId unset: %s", es[3].Raw())
+	if c := p.(*session.CompactionEntry); c.FirstKeptEntryID != "" || bytes.Contains(sessiontest.Line(t, es[3]), []byte("firstKeptEntry")) {
+		t.Errorf("index 0 (the header) must leave firstKeptEntryId unset: %s", sessiontest.Line(t, es[3]))
 	}
 	if !bytes.HasPrefix(s.Header().Raw(), []byte(`{"type":"session","version":3,"id":"v1-session"`)) || !bytes.Contains(s.Header().Raw(), []byte(`"provider":"anthropic"`)) {
 		t.Errorf("migrated header %s", s.Header().Raw())
@@ -271,7 +272,7 @@ func TestMigration(t *testing.T) {
 	if role, _ := s2.Entries()[1].MessageRole(); role != session.RoleCustom {
 		t.Errorf("hookMessage → %q", role)
 	}
-	if !bytes.Equal(s2.Entries()[0].Raw(), []byte(strings.Split(v2, "\n")[1])) {
+	if !bytes.Equal(sessiontest.Line(t, s2.Entries()[0]), []byte(strings.Split(v2, "\n")[1])) {
 		t.Error("an entry the migration does not touch must keep its bytes")
 	}
 }
@@ -441,7 +442,7 @@ func TestTreeTraversal(t *testing.T) {
 		t.Errorf("ResetLeaf: parent %q, roots %d", root2.ParentID, len(s.Roots()))
 	}
 	// The tree shape in the written file is the same.
-	r, err := session.Parse("again", s.Bytes())
+	r, err := session.Parse("again", bytesOf(t, s))
 	if err != nil || len(r.Children(e2.ID)) != 3 || len(r.Leaves()) != len(s.Leaves()) {
 		t.Errorf("reloaded tree differs: %v", err)
 	}
@@ -615,8 +616,8 @@ func TestUnknownEntryTypeSurvives(t *testing.T) {
 	if p, _ := s.Entries()[0].Payload(); p.EntryType() != "future_thing" {
 		t.Errorf("payload %#v", p)
 	}
-	if !bytes.Equal(s.Bytes(), data) {
-		t.Errorf("round trip changed the file:\n%s", s.Bytes())
+	if !bytes.Equal(bytesOf(t, s), data) {
+		t.Errorf("round trip changed the file:\n%s", bytesOf(t, s))
 	}
 }
 
@@ -678,8 +679,8 @@ func TestUnknownContentBlockSurvives(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Contains(e.Raw(), []byte(`{"type":"finalAnswer","text":"42","extra":{"k":[1]}}`)) {
-		t.Errorf("block lost: %s", e.Raw())
+	if !bytes.Contains(sessiontest.Line(t, e), []byte(`{"type":"finalAnswer","text":"42","extra":{"k":[1]}}`)) {
+		t.Errorf("block lost: %s", sessiontest.Line(t, e))
 	}
 }
 
@@ -705,7 +706,7 @@ func TestPathAfterMoves(t *testing.T) {
 		}
 		ids = append(ids, e.ID)
 		got := s.LeafPath()
-		r, err := session.Parse("check", s.Bytes())
+		r, err := session.Parse("check", bytesOf(t, s))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -21,10 +21,10 @@ func (s *Session) children() *childIndex {
 	if s.kids != nil {
 		return s.kids
 	}
-	n := len(s.entries)
+	n := len(s.recs)
 	c := &childIndex{start: make([]int32, n+1)}
 	for i := range n {
-		if p := s.parent[i]; p >= 0 {
+		if p := s.recs[i].parent; p >= 0 {
 			c.start[p+1]++
 		} else {
 			c.roots = append(c.roots, int32(i))
@@ -36,21 +36,12 @@ func (s *Session) children() *childIndex {
 	c.list = make([]int32, c.start[n])
 	next := slices.Clone(c.start[:n])
 	for i := range n {
-		if p := s.parent[i]; p >= 0 {
+		if p := s.recs[i].parent; p >= 0 {
 			c.list[next[p]] = int32(i)
 			next[p]++
 		}
 	}
-	var millis []int64 // parsed lazily: most entries have one child
-	byTime := func(a, b int32) int {
-		if millis == nil {
-			millis = make([]int64, n)
-			for i, e := range s.entries {
-				millis[i] = e.Millis()
-			}
-		}
-		return cmp.Compare(millis[a], millis[b])
-	}
+	byTime := func(a, b int32) int { return cmp.Compare(s.recs[a].ms, s.recs[b].ms) }
 	for i := range n {
 		if kids := c.list[c.start[i]:c.start[i+1]]; len(kids) > 1 {
 			slices.SortStableFunc(kids, byTime)
@@ -63,38 +54,27 @@ func (s *Session) children() *childIndex {
 // Children returns the entries whose parent is the entry with the given id,
 // oldest first, or nil when there are none or the id is unknown.
 func (s *Session) Children(id string) []*Entry {
-	i, ok := s.byID[id]
+	i, ok := s.lookup(id)
 	if !ok {
 		return nil
 	}
 	c := s.children()
-	return s.pick(c.list[c.start[i]:c.start[i+1]])
+	return s.entriesAt(c.list[c.start[i]:c.start[i+1]])
 }
 
 // Roots returns the entries without a parent in the file, in file order:
 // the first entry, entries appended after [Session.ResetLeaf], and orphans.
-func (s *Session) Roots() []*Entry { return s.pick(s.children().roots) }
+func (s *Session) Roots() []*Entry { return s.entriesAt(s.children().roots) }
 
 // Leaves returns the entries without children in file order. Each is the
 // end of one branch: a session without branches has one leaf.
 func (s *Session) Leaves() []*Entry {
 	c := s.children()
 	var out []*Entry
-	for i := range s.entries {
+	for i := range s.recs {
 		if c.start[i] == c.start[i+1] {
-			out = append(out, s.entries[i])
+			out = append(out, s.entryAt(int32(i)))
 		}
-	}
-	return out
-}
-
-func (s *Session) pick(idx []int32) []*Entry {
-	if len(idx) == 0 {
-		return nil
-	}
-	out := make([]*Entry, len(idx))
-	for k, i := range idx {
-		out[k] = s.entries[i]
 	}
 	return out
 }
@@ -113,8 +93,9 @@ type Node struct {
 // recursion, so a session of any depth is fine.
 func (s *Session) Tree() []*Node {
 	c := s.children()
-	nodes := make([]Node, len(s.entries))
-	for i, e := range s.entries {
+	nodes := make([]Node, len(s.recs))
+	for i := range s.recs {
+		e := s.entryAt(int32(i))
 		nodes[i] = Node{Entry: e, Label: s.labels[e.ID]}
 		if kids := c.list[c.start[i]:c.start[i+1]]; len(kids) > 0 {
 			nodes[i].Children = make([]*Node, len(kids))

@@ -24,18 +24,31 @@ func (w *chunkWriter) Write(p []byte) (int, error) {
 	return w.Buffer.Write(p)
 }
 
-func TestWriteLines(t *testing.T) {
+func TestWriteWhole(t *testing.T) {
 	line := []byte(strings.Repeat("x", createChunk/3))
-	var lines [][]byte
+	var lines []byte
 	for range 7 {
-		lines = append(lines, line)
+		lines = append(append(lines, line...), '\n')
 	}
 	var w chunkWriter
-	n, err := writeLines(&w, lines)
-	if err != nil || n != int64(w.Len()) || w.Len() != linesSize(lines) {
-		t.Fatalf("wrote %d of %d bytes: %v", n, linesSize(lines), err)
+	n, err := writeWhole(&w, lines)
+	if err != nil || n != int64(w.Len()) || !bytes.Equal(w.Bytes(), lines) {
+		t.Fatalf("wrote %d of %d bytes: %v", n, len(lines), err)
 	}
 	// Two lines per write, each write ending a line.
+	if len(w.writes) != 4 {
+		t.Fatalf("writes %v, want 2, 2, 2 and 1 lines", w.writes)
+	}
+	// One line longer than a write is written alone.
+	long := append(bytes.Repeat([]byte("y"), createChunk+10), '\n')
+	w = chunkWriter{}
+	if _, err := writeWhole(&w, append(append([]byte("a\n"), long...), "b\n"...)); err != nil || len(w.writes) != 3 {
+		t.Errorf("long line: %v, writes %v", err, w.writes)
+	}
+	w = chunkWriter{}
+	if _, err := writeWhole(&w, lines); err != nil {
+		t.Fatal(err)
+	}
 	if len(w.writes) != 4 {
 		t.Fatalf("writes %v, want 2, 2, 2 and 1 lines", w.writes)
 	}
@@ -45,14 +58,14 @@ func TestWriteLines(t *testing.T) {
 		}
 	}
 
-	small := [][]byte{[]byte(`{"type":"session"}`), []byte(`{"type":"message"}`)}
+	small := []byte("{\"type\":\"session\"}\n{\"type\":\"message\"}\n")
 	w = chunkWriter{}
-	if _, err := writeLines(&w, small); err != nil || len(w.writes) != 1 || w.String() != "{\"type\":\"session\"}\n{\"type\":\"message\"}\n" {
+	if _, err := writeWhole(&w, small); err != nil || len(w.writes) != 1 || w.String() != "{\"type\":\"session\"}\n{\"type\":\"message\"}\n" {
 		t.Errorf("small session: %v, writes %v, %q", err, w.writes, w.String())
 	}
 
 	w = chunkWriter{failAt: 2}
-	n, err = writeLines(&w, lines)
+	n, err = writeWhole(&w, lines)
 	if err == nil || n != int64(w.Len()) || len(w.writes) != 2 {
 		t.Errorf("failing write: %d bytes reported, %d written, writes %v, err %v", n, w.Len(), w.writes, err)
 	}

@@ -239,8 +239,11 @@ func isTerminal(v any) bool {
 
 // chat is a running agent and what it was made from.
 type chat struct {
-	a     *app
-	ag    *agent.Agent
+	a  *app
+	ag *agent.Agent
+	// s is the session the chat opened, which it closes (the agent closes
+	// those it opens itself).
+	s     *session.Session
 	st    *settings.Settings
 	cwd   string
 	out   func(agent.Event)
@@ -298,7 +301,7 @@ func openChat(ctx context.Context, a *app, f *chatFlags) (*chat, error) {
 		SystemPrompt: f.systemPrompt, AppendSystemPrompt: f.appendPrompt, NoContextFiles: f.noContext,
 		DiscoverLocal: true,
 	}
-	ch.ag = agent.New(s, cfg)
+	ch.ag, ch.s = agent.New(s, cfg), s
 	if f.name != "" {
 		if err := ch.ag.SetSessionName(f.name); err != nil {
 			return nil, err
@@ -329,6 +332,7 @@ func (ch *chat) toolEnviron() []string {
 func chooseSession(a *app, f *chatFlags, st *settings.Settings, cwd string) (*session.Session, error) {
 	dir := session.SessionsDir(st.AgentDir(), cwd)
 	opts := session.Options{CWD: cwd}
+	read := session.ReadOptions{IndexDir: session.IndexDir(st.AgentDir())}
 	switch {
 	case f.noSession:
 		return session.Create("", opts)
@@ -336,12 +340,12 @@ func chooseSession(a *app, f *chatFlags, st *settings.Settings, cwd string) (*se
 		if _, err := os.Stat(f.sessionFile); errors.Is(err, os.ErrNotExist) {
 			return session.Create(f.sessionFile, opts)
 		}
-		s, err := session.Open(f.sessionFile)
+		s, err := session.OpenWith(f.sessionFile, read)
 		return s, sessionFileErr(err)
 	case f.cont:
 		latest, err := session.MostRecent(dir, cwd)
 		if err == nil && latest != "" {
-			s, err := session.Open(latest)
+			s, err := session.OpenWith(latest, read)
 			return s, sessionFileErr(err)
 		}
 		fmt.Fprintln(a.stderr, "prime: no session to continue in this directory; starting a new one")
@@ -354,6 +358,7 @@ func chooseSession(a *app, f *chatFlags, st *settings.Settings, cwd string) (*se
 
 func (ch *chat) close() {
 	ch.ag.Close()
+	ch.s.Close()
 }
 
 // initialPrompt joins standard input (when it is not a terminal), the
@@ -483,12 +488,12 @@ func (ch *chat) compact(ctx context.Context, instructions string) int {
 func (ch *chat) finish() int {
 	var last *llm.AssistantMessage
 	ch.ag.View(func(s *session.Session) {
-		path := s.LeafPath()
-		for i := len(path) - 1; i >= 0; i-- {
-			if path[i].Type != session.TypeMessage {
+		path := s.LeafView()
+		for i := path.Len() - 1; i >= 0; i-- {
+			if path.Type(i) != session.TypeMessage {
 				continue
 			}
-			if m, err := path[i].Message(); err == nil {
+			if m, err := path.Entry(i).Message(); err == nil {
 				last, _ = m.(*llm.AssistantMessage)
 			}
 			return

@@ -2,16 +2,18 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/prime-agent/prime/compaction"
 	"github.com/prime-agent/prime/internal/atomicfile"
 	"github.com/prime-agent/prime/session"
 	"github.com/prime-agent/prime/session/sessiongen"
@@ -21,7 +23,7 @@ import (
 func devCommands() []*command {
 	return []*command{
 		{name: "dev gen-session", usage: "--entries N [--seed S] [--out FILE] [options]", summary: "generate a realistic session file", run: runGenSession},
-		{name: "dev bench", usage: "FILE [--runs N] [--json]", summary: "time opening a session, its path, context and estimate; peak memory", run: runBench},
+		{name: "dev bench", usage: "FILE [--runs N] [--json]", summary: "time opening a session (whole and from its persistent index), its path, context, estimate and compaction; memory", run: runBench},
 	}
 }
 
@@ -57,33 +59,69 @@ func runGenSession(ctx context.Context, a *app, args []string) error {
 		}
 		return w.Flush()
 	}
-	var b bytes.Buffer
-	if err := sessiongen.Generate(&b, o); err != nil {
+	var n int64
+	err = atomicfile.Write(*out, 0o600, func(f io.Writer) error {
+		w := bufio.NewWriterSize(&countingWriter{w: f, n: &n}, 1<<20)
+		if err := sessiongen.Generate(w, o); err != nil {
+			return err
+		}
+		return w.Flush()
+	})
+	if err != nil {
 		return err
 	}
-	if err := atomicfile.WriteFile(*out, b.Bytes(), 0o600); err != nil {
-		return err
-	}
-	fmt.Fprintf(a.stderr, "wrote %s: %d entries, %.1f MB\n", *out, o.Entries, float64(b.Len())/1e6)
+	fmt.Fprintf(a.stderr, "wrote %s: %d entries, %.1f MB\n", *out, o.Entries, float64(n)/1e6)
 	return nil
+}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n *int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	k, err := c.w.Write(p)
+	*c.n += int64(k)
+	return k, err
 }
 
 // benchJSON is the output of "prime dev bench --json"; times are the best
 // of the runs, in nanoseconds.
 type benchJSON struct {
-	File          string  `json:"file"`
-	Bytes         int64   `json:"bytes"`
-	Entries       int     `json:"entries"`
-	PathLength    int     `json:"pathLength"`
-	Messages      int     `json:"messages"`
-	Tokens        int     `json:"tokens"`
-	OpenNs        int64   `json:"openNs"`
-	PathNs        int64   `json:"pathNs"`
-	ContextNs     int64   `json:"contextNs"`
-	EstimateNs    int64   `json:"estimateNs"`
-	OpenMBps      float64 `json:"openMBps"`
-	PeakRSSBytes  int64   `json:"peakRssBytes"`
-	HeapLiveBytes uint64  `json:"heapLiveBytes"`
+	File       string `json:"file"`
+	Bytes      int64  `json:"bytes"`
+	Entries    int    `json:"entries"`
+	PathLength int    `json:"pathLength"`
+	Messages   int    `json:"messages"`
+	Tokens     int    `json:"tokens"`
+	// OpenNs is opening the session by indexing the whole file,
+	// OpenIndexNs from its persistent index (kept in a temporary
+	// directory for the bench; IndexFrom says how it was used, IndexBytes
+	// is its size; 0 for a file too small to keep one).
+	OpenNs      int64  `json:"openNs"`
+	OpenIndexNs int64  `json:"openIndexNs"`
+	IndexFrom   string `json:"indexFrom"`
+	IndexBytes  int64  `json:"indexBytes"`
+	// PathNs is the leaf's path from the index (session.PathView),
+	// PathEntriesNs with an Entry made for each of its entries
+	// (Session.LeafPath); ContextNs the leaf's context (Session.Context,
+	// which makes only the entries it needs).
+	PathNs        int64 `json:"pathNs"`
+	PathEntriesNs int64 `json:"pathEntriesNs"`
+	ContextNs     int64 `json:"contextNs"`
+	EstimateNs    int64 `json:"estimateNs"`
+	// PrepareNs is preparing a compaction of the leaf's context (default
+	// settings) after building it; Compactable says whether there was
+	// anything to compact.
+	PrepareNs   int64   `json:"prepareNs"`
+	Compactable bool    `json:"compactable"`
+	OpenMBps    float64 `json:"openMBps"`
+	// HeapIndexBytes is the heap live with the session open (its index);
+	// HeapContextBytes with its leaf context and a preparation too.
+	HeapIndexBytes   uint64 `json:"heapIndexBytes"`
+	HeapContextBytes uint64 `json:"heapContextBytes"`
+	PeakRSSBytes     int64  `json:"peakRssBytes"`
 }
 
 // benchArgs parses the arguments of a dev bench command: FILE, --runs N
@@ -109,30 +147,72 @@ func best(dst *int64, d time.Duration) {
 	}
 }
 
+// liveHeap returns the heap in use after a collection.
+func liveHeap() uint64 {
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
 func runBench(ctx context.Context, a *app, args []string) error {
 	path, runs, asJSON, err := benchArgs("dev bench", args)
 	if err != nil {
 		return err
 	}
+	indexDir, err := os.MkdirTemp("", "prime-bench-index-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(indexDir)
+	withIndex := session.ReadOptions{IndexDir: indexDir}
+	load := func(opts session.ReadOptions) (*session.Session, error) {
+		s, err := session.LoadWith(path, opts)
+		if err != nil {
+			return nil, sessionFileErr(err)
+		}
+		return s, nil
+	}
+	// The index is written by the first open and trusted or checked by
+	// the next ones.
+	if s, err := load(withIndex); err != nil {
+		return err
+	} else {
+		s.Close()
+	}
 	out := benchJSON{File: path}
+	base := liveHeap()
 	var s *session.Session
 	for range runs {
+		if s != nil {
+			s.Close()
+		}
 		s = nil
 		runtime.GC()
 		t := time.Now()
-		s, err = loadSession(path)
-		if err != nil {
+		if s, err = load(withIndex); err != nil {
+			return err
+		}
+		best(&out.OpenIndexNs, time.Since(t))
+		out.IndexFrom = s.ReadFrom().String()
+		s.Close()
+
+		runtime.GC()
+		t = time.Now()
+		if s, err = load(session.ReadOptions{}); err != nil {
 			return err
 		}
 		best(&out.OpenNs, time.Since(t))
+		if out.HeapIndexBytes == 0 {
+			out.HeapIndexBytes = liveHeap() - min(base, liveHeap())
+		}
 
 		t = time.Now()
-		p := s.LeafPath()
+		out.PathLength = s.LeafView().Len()
 		best(&out.PathNs, time.Since(t))
-		out.PathLength = len(p)
 
 		t = time.Now()
-		c, err := session.BuildContext(p)
+		c, err := s.Context("")
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
@@ -143,30 +223,56 @@ func runBench(ctx context.Context, a *app, args []string) error {
 		est := session.EstimateContextTokens(c.Messages)
 		best(&out.EstimateNs, time.Since(t))
 		out.Tokens = est.Tokens
+
+		t = time.Now()
+		prep, err := compaction.PrepareContext(c, compaction.PinsOf(s.LeafView()), compaction.DefaultSettings())
+		var nc *compaction.NotCompactableError
+		if err != nil && !errors.As(err, &nc) {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		best(&out.PrepareNs, time.Since(t))
+		out.Compactable = err == nil
+		if out.HeapContextBytes == 0 {
+			out.HeapContextBytes = liveHeap() - min(base, liveHeap())
+		}
+		runtime.KeepAlive(c)
+		runtime.KeepAlive(prep)
+
+		t = time.Now()
+		entries := s.LeafPath()
+		best(&out.PathEntriesNs, time.Since(t))
+		runtime.KeepAlive(entries)
 	}
 	if fi, err := os.Stat(path); err == nil {
 		out.Bytes = fi.Size()
 	}
+	if names, _ := os.ReadDir(indexDir); len(names) == 1 {
+		if fi, err := names[0].Info(); err == nil {
+			out.IndexBytes = fi.Size()
+		}
+	}
 	out.Entries = s.Len()
 	out.OpenMBps = float64(out.Bytes) / 1e6 / (float64(out.OpenNs) / 1e9)
-	var ms runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&ms)
-	out.HeapLiveBytes = ms.HeapAlloc
 	runtime.KeepAlive(s)
 	out.PeakRSSBytes = peakRSS()
 	if asJSON {
 		return writeJSON(a.stdout, out)
 	}
 	w := a.stdout
+	mb := func(n uint64) float64 { return float64(n) / 1e6 }
 	fmt.Fprintf(w, "%s: %.1f MB, %d entries (best of %d runs)\n", path, float64(out.Bytes)/1e6, out.Entries, runs)
-	fmt.Fprintf(w, "open      %10s  (%.0f MB/s)\n", time.Duration(out.OpenNs), out.OpenMBps)
-	fmt.Fprintf(w, "path      %10s  (%d entries, root to leaf)\n", time.Duration(out.PathNs), out.PathLength)
+	fmt.Fprintf(w, "open      %10s  (indexing the whole file, %.0f MB/s)\n", time.Duration(out.OpenNs), out.OpenMBps)
+	if out.IndexBytes > 0 {
+		fmt.Fprintf(w, "open      %10s  (%s, %.1f MB)\n", time.Duration(out.OpenIndexNs), out.IndexFrom, float64(out.IndexBytes)/1e6)
+	}
+	fmt.Fprintf(w, "path      %10s  (%d entries, root to leaf, from the index)\n", time.Duration(out.PathNs), out.PathLength)
 	fmt.Fprintf(w, "context   %10s  (%d messages)\n", time.Duration(out.ContextNs), out.Messages)
 	fmt.Fprintf(w, "estimate  %10s  (%d tokens)\n", time.Duration(out.EstimateNs), out.Tokens)
-	fmt.Fprintf(w, "heap live %7.1f MB after opening\n", float64(out.HeapLiveBytes)/1e6)
+	fmt.Fprintf(w, "prepare   %10s  (compaction at the leaf%s)\n", time.Duration(out.PrepareNs), map[bool]string{true: "", false: ": nothing to compact"}[out.Compactable])
+	fmt.Fprintf(w, "entries   %10s  (an Entry for each entry of the path)\n", time.Duration(out.PathEntriesNs))
+	fmt.Fprintf(w, "heap live %7.1f MB with the session open, %.1f MB with its context and preparation\n", mb(out.HeapIndexBytes), mb(out.HeapContextBytes))
 	if out.PeakRSSBytes > 0 {
-		fmt.Fprintf(w, "peak RSS  %7.1f MB (whole process)\n", float64(out.PeakRSSBytes)/1e6)
+		fmt.Fprintf(w, "peak RSS  %7.1f MB (whole process, all runs)\n", float64(out.PeakRSSBytes)/1e6)
 	}
 	return nil
 }

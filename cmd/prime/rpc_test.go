@@ -747,7 +747,7 @@ func TestRPCCompact(t *testing.T) {
 	loaded, _ := session.Load(path)
 	pl, _ := loaded.Leaf().Payload()
 	if c, ok := pl.(*session.CompactionEntry); !ok || c.CustomInstructions != "remember both questions" {
-		t.Errorf("the compaction entry %s", loaded.Leaf().Raw())
+		t.Errorf("the compaction entry %s", sessiontest.Line(t, loaded.Leaf()))
 	}
 	tree := p.call("t", `{"id":"t","type":"get_tree"}`)
 	if shape := treeShape(tree.data()["tree"].([]any)); !strings.HasSuffix(shape, "(compaction)))))))") {

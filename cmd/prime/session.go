@@ -44,19 +44,24 @@ func oneFile(fs *flag.FlagSet, args []string) (string, error) {
 }
 
 // loadArg parses a session command's flags and loads its FILE read-only.
-func loadArg(fs *flag.FlagSet, args []string) (*session.Session, string, error) {
+func loadArg(a *app, fs *flag.FlagSet, args []string) (*session.Session, string, error) {
 	path, err := oneFile(fs, args)
 	if err != nil {
 		return nil, "", err
 	}
-	s, err := loadSession(path)
+	s, err := loadSession(a, path)
 	return s, path, err
 }
 
-// loadSession loads a session read-only; a missing file or one that is not
-// a session is bad input.
-func loadSession(path string) (*session.Session, error) {
-	s, err := session.Load(path)
+// loadSession loads a session read-only, with the persistent index kept in
+// the agent directory (see [session.IndexDir]); a missing file or one that
+// is not a session is bad input.
+func loadSession(a *app, path string) (*session.Session, error) {
+	var opts session.ReadOptions
+	if dir, err := session.AgentDir(a.getenv); err == nil {
+		opts.IndexDir = session.IndexDir(dir)
+	}
+	s, err := session.LoadWith(path, opts)
 	if err != nil {
 		return nil, sessionFileErr(err)
 	}
@@ -137,7 +142,7 @@ type orphanJSON struct {
 func runSessionInfo(ctx context.Context, a *app, args []string) error {
 	fs := flag.NewFlagSet("session info", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print JSON")
-	s, path, err := loadArg(fs, args)
+	s, path, err := loadArg(a, fs, args)
 	if err != nil {
 		return err
 	}
@@ -267,7 +272,7 @@ func runSessionContext(ctx context.Context, a *app, args []string) error {
 	window := fs.Int("context-window", 0, "assume a context window of `N` tokens (default: the session's model's)")
 	var sf settingsFlags
 	sf.register(fs)
-	s, path, err := loadArg(fs, args)
+	s, path, err := loadArg(a, fs, args)
 	if err != nil {
 		return err
 	}
@@ -397,7 +402,7 @@ type treeNodeJSON struct {
 func runSessionTree(ctx context.Context, a *app, args []string) error {
 	fs := flag.NewFlagSet("session tree", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print JSON")
-	s, path, err := loadArg(fs, args)
+	s, path, err := loadArg(a, fs, args)
 	if err != nil {
 		return err
 	}
@@ -530,7 +535,7 @@ func runSessionFork(ctx context.Context, a *app, args []string) error {
 	leaf := fs.String("leaf", "", "the entry whose path to keep (default: the leaf)")
 	dir := fs.String("dir", "", "the directory for the new session (default: FILE's directory)")
 	id := fs.String("id", "", "the new session's id (default: a new UUID v7)")
-	s, path, err := loadArg(fs, args)
+	s, path, err := loadArg(a, fs, args)
 	if err != nil {
 		return err
 	}
@@ -573,7 +578,7 @@ func runSessionFork(ctx context.Context, a *app, args []string) error {
 
 func runSessionMigrate(ctx context.Context, a *app, args []string) error {
 	fs := flag.NewFlagSet("session migrate", flag.ContinueOnError)
-	s, path, err := loadArg(fs, args)
+	s, path, err := loadArg(a, fs, args)
 	if err != nil {
 		return err
 	}

@@ -150,7 +150,7 @@ func (in transcriptInput) read(a *app) ([]session.Message, []string, *session.Mo
 		}
 		return msgs, []string{}, nil, nil
 	}
-	s, err := loadSession(in.file)
+	s, err := loadSession(a, in.file)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -4,6 +4,7 @@ package atomicfile
 
 import (
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -13,7 +14,16 @@ import (
 // to disk, gives it mode perm and renames it over path, then flushes the
 // directory so the rename itself survives a crash. On failure path is left
 // as it was and the temporary file is removed.
-func WriteFile(path string, data []byte, perm fs.FileMode) (err error) {
+func WriteFile(path string, data []byte, perm fs.FileMode) error {
+	return Write(path, perm, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// Write is WriteFile with the contents written by write, for contents too
+// large to hold in memory at once.
+func Write(path string, perm fs.FileMode, write func(w io.Writer) error) (err error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -29,7 +39,7 @@ func WriteFile(path string, data []byte, perm fs.FileMode) (err error) {
 			os.Remove(tmp)
 		}
 	}()
-	if _, err = f.Write(data); err != nil {
+	if err = write(f); err != nil {
 		return err
 	}
 	if err = f.Chmod(perm); err != nil {

@@ -1,6 +1,8 @@
 package atomicfile
 
 import (
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -43,5 +45,24 @@ func TestWriteFileFailureLeavesOriginal(t *testing.T) {
 	}
 	if err := WriteFile(filepath.Join(dir, "missing", "f"), nil, 0o600); err == nil {
 		t.Error("wrote into a missing directory")
+	}
+}
+
+// A write that fails midway leaves the old file and no temporary one.
+func TestWriteFailsMidway(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "f")
+	os.WriteFile(p, []byte("keep"), 0o600)
+	err := Write(p, 0o600, func(w io.Writer) error {
+		w.Write([]byte("half"))
+		return errors.New("generator failed")
+	})
+	if err == nil {
+		t.Fatal("a failed write succeeded")
+	}
+	got, _ := os.ReadFile(p)
+	names, _ := os.ReadDir(dir)
+	if string(got) != "keep" || len(names) != 1 {
+		t.Errorf("after a failed write: %q, %d files", got, len(names))
 	}
 }

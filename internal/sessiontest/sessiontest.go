@@ -1,6 +1,7 @@
 // Package sessiontest reads session files for tests that check what a
 // command or a front end wrote: the kinds of the entries in file order, the
-// users' messages. A file that does not load cleanly fails the test.
+// users' messages, an entry's line (which is read back from its file and
+// may fail). A file that does not load cleanly fails the test.
 package sessiontest
 
 import (
@@ -9,6 +10,17 @@ import (
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/session"
 )
+
+// Line returns e's line (Entry.Raw), failing the test when it cannot be
+// read back.
+func Line(t testing.TB, e *session.Entry) []byte {
+	t.Helper()
+	line, err := e.Raw()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return line
+}
 
 // Load loads the session file at path, failing the test when it cannot be
 // read or has problems (a malformed line, a torn tail).

@@ -1,0 +1,121 @@
+package session
+
+import (
+	"slices"
+	"sort"
+)
+
+// idIndex finds entries by id. The ids pi and Prime write (eight hex
+// digits) are kept as numbers in one sorted array, 8 bytes an entry, which
+// the persistent index stores as it is; ids appended since it was sorted
+// are in a map, merged into the array once there are many; any other id
+// is in a map of strings. When ids repeat, the later entry is found.
+type idIndex struct {
+	// sorted holds id<<32 | index for entries with hex ids, in ascending
+	// order, so that of equal ids the later entry comes last.
+	sorted []uint64
+	recent map[uint32]int32
+	odd    map[string]int32
+}
+
+// buildIDs indexes the ids of every entry of s, and returns, for each entry
+// whose id an earlier entry has too, the index of the latest such earlier
+// entry (for the warnings).
+func buildIDs(recs []rec, odd map[int32]*oddRec) (*idIndex, map[int32]int32) {
+	x := &idIndex{sorted: make([]uint64, 0, len(recs))}
+	for i := range recs {
+		if recs[i].flags&recHexID != 0 {
+			x.sorted = append(x.sorted, uint64(recs[i].id)<<32|uint64(i))
+		}
+	}
+	if !slices.IsSorted(x.sorted) {
+		slices.Sort(x.sorted)
+	}
+	var dups map[int32]int32
+	for k := 1; k < len(x.sorted); k++ {
+		if x.sorted[k]>>32 == x.sorted[k-1]>>32 {
+			if dups == nil {
+				dups = make(map[int32]int32)
+			}
+			dups[int32(uint32(x.sorted[k]))] = int32(uint32(x.sorted[k-1]))
+		}
+	}
+	for i := range recs {
+		if recs[i].flags&(recHexID|recNoID) != 0 {
+			continue
+		}
+		id := odd[int32(i)].id
+		if j, ok := x.odd[id]; ok {
+			if dups == nil {
+				dups = make(map[int32]int32)
+			}
+			dups[int32(i)] = j
+		}
+		if x.odd == nil {
+			x.odd = make(map[string]int32)
+		}
+		x.odd[id] = int32(i)
+	}
+	return x, dups
+}
+
+// lookup returns the index of the (latest) entry with the given id.
+func (x *idIndex) lookup(id string) (int32, bool) {
+	if v, ok := isHexID(id); ok {
+		return x.lookupHex(v)
+	}
+	i, ok := x.odd[id]
+	return i, ok
+}
+
+func (x *idIndex) lookupHex(v uint32) (int32, bool) {
+	if i, ok := x.recent[v]; ok {
+		return i, true
+	}
+	k := sort.Search(len(x.sorted), func(k int) bool { return x.sorted[k]>>32 > uint64(v) }) - 1
+	if k >= 0 && x.sorted[k]>>32 == uint64(v) {
+		return int32(uint32(x.sorted[k])), true
+	}
+	return 0, false
+}
+
+// all returns every hex id as sorted holds them: sorted with recent merged
+// in.
+func (x *idIndex) all() []uint64 {
+	if len(x.recent) == 0 {
+		return x.sorted
+	}
+	add := make([]uint64, 0, len(x.recent))
+	for v, i := range x.recent {
+		add = append(add, uint64(v)<<32|uint64(i))
+	}
+	slices.Sort(add)
+	out := make([]uint64, 0, len(x.sorted)+len(add))
+	a, b := x.sorted, add
+	for len(a) > 0 && len(b) > 0 {
+		if a[0] <= b[0] {
+			out, a = append(out, a[0]), a[1:]
+		} else {
+			out, b = append(out, b[0]), b[1:]
+		}
+	}
+	return append(append(out, a...), b...)
+}
+
+// add indexes entry i with id (hex: v) as the latest with that id.
+func (x *idIndex) add(i int32, id string, v uint32, hex bool) {
+	if !hex {
+		if x.odd == nil {
+			x.odd = make(map[string]int32)
+		}
+		x.odd[id] = i
+		return
+	}
+	if x.recent == nil {
+		x.recent = make(map[uint32]int32)
+	}
+	x.recent[v] = i
+	if len(x.recent) > 4096 && len(x.recent) > len(x.sorted)/4 {
+		x.sorted, x.recent = x.all(), nil
+	}
+}
