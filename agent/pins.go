@@ -125,7 +125,8 @@ func (a *Agent) pin(text, messageID string) (compaction.Pin, error) {
 }
 
 // Unpin removes the pin whose id is ref, else the pin whose text is ref
-// (trimmed); ErrNoPin when the path has neither.
+// (trimmed); ErrNoPin when the path has neither. The id of a pin that an
+// undone compaction carried over (see [Agent.Uncompact]) still names it.
 func (a *Agent) Unpin(ref string) (compaction.Pin, error) {
 	ref = strings.TrimSpace(ref)
 	a.mu.Lock()
@@ -137,8 +138,16 @@ func (a *Agent) Unpin(ref string) (compaction.Pin, error) {
 			break
 		}
 	}
+	text := ref
+	if e := a.s.Entry(ref); found == nil && e != nil {
+		// A pin entry off the path: one an undone compaction left on its
+		// side branch, whose pin was carried over with a new id.
+		if p := compaction.Pins([]*session.Entry{e}); len(p) == 1 {
+			text = p[0].Text
+		}
+	}
 	for i := range pins {
-		if found == nil && pins[i].Text == ref {
+		if found == nil && pins[i].Text == text {
 			found = &pins[i]
 		}
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 
+	"github.com/prime-agent/prime/compaction"
 	"github.com/prime-agent/prime/session"
 )
 
@@ -23,6 +24,13 @@ import (
 // know. It becomes the leaf; the conversation continues below it. Entries
 // after the compaction on the old path (work done since) stay on the side
 // branch with it; the result counts them, for the front end to say so.
+//
+// Pins are the user's, not a branch's: the pins in force before the undo
+// stay in force after it. Pins made (or unpins) since the compaction would
+// be left on the side branch, so the undo appends them again below its
+// entry: a pin entry with the same text for each pin the old leaf had and
+// the entry before the compaction has not, an unpin entry for each pin the
+// entry before the compaction has and the old leaf had not.
 
 // CustomTypeUncompact is the customType of the entry that records an
 // undone compaction.
@@ -33,7 +41,8 @@ type UncompactResult struct {
 	// Compaction is the compaction entry undone; it stays in the tree.
 	Compaction *session.Entry
 	// Entry is the custom entry appended at the leaf before the
-	// compaction; it is the leaf now.
+	// compaction; the conversation continues below it (after the pin
+	// entries that keep the pins, when some were needed).
 	Entry *session.Entry
 	// Left counts the entries after the compaction on the old path, left
 	// on its side branch.
@@ -75,6 +84,7 @@ func (a *Agent) Uncompact(ctx context.Context, compactionID string) (*UncompactR
 		a.mu.Unlock()
 		return nil, err
 	}
+	pinsBefore := compaction.PinsOf(a.s.LeafView())
 	left := 0
 	path := a.s.LeafPath()
 	for i := len(path) - 1; i >= 0 && path[i] != c; i-- {
@@ -100,16 +110,63 @@ func (a *Agent) Uncompact(ctx context.Context, compactionID string) (*UncompactR
 		return nil, cancelled(ctx, OpCompaction, err)
 	}
 	res := &UncompactResult{Compaction: c, Entry: e, Left: left, Migrated: a.migrated}
-	res.Context, err = a.s.Context(e.ID)
+	appended := []*session.Entry{e}
+	carried, carryErr := a.keepPinsLocked(pinsBefore)
+	appended = append(appended, carried...)
+	res.Context, err = a.s.Context("")
 	if m := a.conv.model; m != nil {
 		res.Window = m.ContextWindow
 	}
 	a.mu.Unlock()
+	for _, e := range appended {
+		a.emit(EntryAppended{Entry: e})
+	}
+	if carryErr != nil {
+		a.notice(NoticeError, fmt.Sprintf("compaction %s undone, but the pins could not all be kept: %v (/pins shows those in force)", c.ID, carryErr))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("compaction %s undone, but the context before it cannot be built: %w", c.ID, err)
 	}
 	res.Tokens = res.Context.EstimateNext().Tokens
-	a.emit(EntryAppended{Entry: e})
 	a.emit(CompactionUndone{Result: res})
+	if len(carried) > 0 {
+		a.pinsChanged()
+	}
 	return res, nil
+}
+
+// keepPinsLocked makes the pins at the leaf those of want (compared by
+// text): it appends a pin entry for each pin of want the leaf lacks and an
+// unpin entry for each pin of the leaf want lacks, and returns the entries
+// appended.
+func (a *Agent) keepPinsLocked(want []compaction.Pin) ([]*session.Entry, error) {
+	have := compaction.PinsOf(a.s.LeafView())
+	texts := func(pins []compaction.Pin) map[string]bool {
+		m := make(map[string]bool, len(pins))
+		for _, p := range pins {
+			m[p.Text] = true
+		}
+		return m
+	}
+	wanted, had := texts(want), texts(have)
+	var out []*session.Entry
+	for _, p := range have {
+		if !wanted[p.Text] {
+			e, err := a.appendLocked(compaction.UnpinEntry(p.ID))
+			if err != nil {
+				return out, err
+			}
+			out = append(out, e)
+		}
+	}
+	for _, p := range want {
+		if !had[p.Text] {
+			e, err := a.appendLocked(compaction.PinEntry(p.Text, p.MessageID))
+			if err != nil {
+				return out, err
+			}
+			out = append(out, e)
+		}
+	}
+	return out, nil
 }

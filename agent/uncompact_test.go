@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/go-json-experiment/json"
@@ -99,22 +100,45 @@ func TestUncompactErrors(t *testing.T) {
 	if _, err := ag.Uncompact(t.Context(), leaf); !errors.Is(err, agent.ErrNotCompaction) {
 		t.Errorf("a message: %v", err)
 	}
+	before, err := ag.Pin("pinned before the compaction")
+	if err != nil {
+		t.Fatal(err)
+	}
 	res, err := ag.Compact(t.Context(), agent.CompactRequest{Summarizer: agent.SummarizerChoice{Offline: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ag.Pin("more work after the compaction"); err != nil {
+	if _, err := ag.Unpin(before.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ag.Pin("pinned after the compaction"); err != nil {
 		t.Fatal(err)
 	}
 	un, err := ag.Uncompact(t.Context(), res.Entry.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if un.Left != 1 {
-		t.Errorf("%d entries left on the side branch, want the pin", un.Left)
+	if un.Left != 2 {
+		t.Errorf("%d entries left on the side branch, want the unpin and the pin", un.Left)
 	}
-	if len(ag.Pins()) != 0 {
-		t.Error("the pin made after the compaction is still on the path")
+	// The pins in force are kept through the undo, in the file too.
+	texts := func(pins []compaction.Pin) []string {
+		var out []string
+		for _, p := range pins {
+			out = append(out, p.Text)
+		}
+		return out
+	}
+	if got := texts(ag.Pins()); !slices.Equal(got, []string{"pinned after the compaction"}) {
+		t.Errorf("pins after the undo %q", got)
+	}
+	ag.Close()
+	s, err := session.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := texts(compaction.Pins(s.LeafPath())); !slices.Equal(got, []string{"pinned after the compaction"}) {
+		t.Errorf("pins in the file after the undo %q", got)
 	}
 }
 

@@ -116,7 +116,8 @@
 //     stay on a side branch. A run, compaction or navigation under way is
 //     aborted first and answered before it (an id that is no compaction of
 //     the session, or a path without one, is refused before anything is
-//     aborted). Pins made after the compaction stay on its branch. It answers {compactionId,
+//     aborted). The pins in force stay in force (pin entries made since the
+//     compaction are appended again below the undo). It answers {compactionId,
 //     entryId, leafId, left, messages, tokens, contextWindow?} (leafId: the
 //     entry the conversation continues from; left: the entries made after
 //     the compaction, left on its branch) and emits compaction_undone with

@@ -60,18 +60,27 @@ func (s *Server) unpin(ctx context.Context, c *command) ([]byte, error) {
 	if byText && text == "" {
 		return nil, errors.New(`nothing to unpin: "text" is empty`)
 	}
-	// The agent's Unpin takes an id or a text; the client said which.
+	// The agent's Unpin takes an id or a text; the client said which. An
+	// id goes to the agent as it is: it also knows the ids of pins an undone
+	// compaction carried over.
+	if byID {
+		removed, err := s.ag.Unpin(id)
+		if errors.Is(err, agent.ErrNoPin) {
+			return nil, fmt.Errorf("%w with id %q on the current branch (get_pins lists them)", agent.ErrNoPin, id)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return pinData(removed)
+	}
 	for _, p := range s.ag.Pins() {
-		if byID && p.ID == id || byText && p.Text == text {
+		if p.Text == text {
 			removed, err := s.ag.Unpin(p.ID)
 			if err != nil {
 				return nil, err
 			}
 			return pinData(removed)
 		}
-	}
-	if byID {
-		return nil, fmt.Errorf("%w with id %q on the current branch (get_pins lists them)", agent.ErrNoPin, id)
 	}
 	return nil, fmt.Errorf("%w with the text %q on the current branch (get_pins lists them)", agent.ErrNoPin, text)
 }

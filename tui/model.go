@@ -68,9 +68,6 @@ type Model struct {
 	followUp    []string
 	// held are messages typed during a compaction, sent once it ends.
 	held []heldMessage
-	// pinsBefore are the pins when /uncompact was asked for: those the
-	// undo leaves on the side branch are said.
-	pinsBefore []compaction.Pin
 
 	// serial are the agent calls waiting to run one after another (so that
 	// two prompts typed quickly reach the agent in order); calling is set

@@ -3,7 +3,6 @@ package tui
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -32,7 +31,6 @@ func (m *Model) uncompact() tea.Cmd {
 	if m.busy {
 		m.takeQueue()
 	}
-	m.pinsBefore = m.ag.Pins()
 	ctx, ag := m.ctx, m.ag
 	return m.call(func() resultMsg {
 		_, err := ag.Uncompact(ctx, "")
@@ -52,25 +50,6 @@ func (m *Model) onUndone(r *agent.UncompactResult) tea.Cmd {
 		m.warn(fmt.Sprintf("%d %s made after the compaction stay on its side branch, out of the conversation: /tree shows them",
 			r.Left, plural(r.Left, "entry", "entries")))
 	}
-	// Pins belong to the branch they were made on: those made after the
-	// compaction went with it.
-	kept := map[string]bool{}
-	for _, p := range m.ag.Pins() {
-		kept[p.ID] = true
-	}
-	var lost []string
-	for _, p := range m.pinsBefore {
-		if !kept[p.ID] {
-			lost = append(lost, quoteShort(p.Text))
-		}
-	}
-	m.pinsBefore = nil
-	if len(lost) > 0 {
-		one := len(lost) == 1
-		m.warn(fmt.Sprintf("%s %s %s made after the compaction and %s on its branch: /pin %s again to keep %s",
-			pick(one, "The pin", "The pins"), strings.Join(lost, ", "), pick(one, "was", "were"), pick(one, "stays", "stay"),
-			pick(one, "it", "them"), pick(one, "it", "them")))
-	}
 	ctx, ag := m.ctx, m.ag
 	return async(func() resultMsg {
 		b, err := ag.ContextBreakdown(ctx, agent.BreakdownRequest{})
@@ -86,12 +65,9 @@ func (m *Model) onUndone(r *agent.UncompactResult) tea.Cmd {
 }
 
 // plural picks the word for n.
-func plural(n int, one, many string) string { return pick(n == 1, one, many) }
-
-// pick is one if ok, else other.
-func pick(ok bool, one, other string) string {
-	if ok {
+func plural(n int, one, many string) string {
+	if n == 1 {
 		return one
 	}
-	return other
+	return many
 }

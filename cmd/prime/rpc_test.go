@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -437,10 +438,30 @@ func (n *normaliser) line(s string) string {
 	})
 }
 
+// fixedLengthDir makes an empty directory, removed when the test ends,
+// whose path has the same length on every run.
+func fixedLengthDir(t *testing.T) string {
+	t.Helper()
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("prime-golden-%x", b))
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
 // TestRPCGolden runs one whole RPC session and compares every line sent and
 // received with testdata/rpc-session.golden (go test -update rewrites it).
 func TestRPCGolden(t *testing.T) {
 	s := newRPCSetup(t, map[string]any{"compaction": map[string]any{"keepRecentTokens": 1}})
+	// The system prompt names the project directory, and its size is in
+	// the answers: the directory's name must not vary in length, as
+	// t.TempDir's does.
+	s.project = fixedLengthDir(t)
 	if err := os.WriteFile(filepath.Join(s.project, "notes.txt"), []byte("alpha\nbeta\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -482,8 +503,9 @@ func TestRPCGolden(t *testing.T) {
 	p.call("18", fmt.Sprintf(`{"id":"18","type":"get_entries","since":%q}`, again))
 	p.call("19", `{"id":"19","type":"bash","command":"printf hi"}`)
 	// What survives compaction: a pin, the receipt of the compaction on
-	// the path, its undoing (the branch summary and label made since, and
-	// the pin, stay on the side branch with it).
+	// the path, its undoing (the branch summary and label made since stay
+	// on the side branch with it; the pin is carried over and its id still
+	// names it).
 	pin := p.call("p1", `{"id":"p1","type":"pin","text":"keep the notes short"}`)
 	p.call("p2", `{"id":"p2","type":"get_pins"}`)
 	p.call("p3", `{"id":"p3","type":"get_compaction_receipt"}`)
