@@ -55,6 +55,10 @@ type conversation struct {
 	// manual is set while a manual compaction or a navigation runs: prompts
 	// are refused meanwhile.
 	manual bool
+	// storeFailed is set once a message of the current work could not be
+	// written: the run stops, and the messages that end it (the aborted
+	// reply) fail the same way without saying it again.
+	storeFailed bool
 	// compacting is set while any compaction or branch summary runs.
 	compacting bool
 	// cancel stops what the agent is doing (the run, its retries and
@@ -196,6 +200,7 @@ func (a *Agent) FollowUp(ctx context.Context, text string, images ...llm.Image) 
 func (a *Agent) beginLocked(cancel context.CancelFunc, manual bool) {
 	c := &a.conv
 	c.busy, c.manual, c.visible, c.cancel = true, manual, manual, cancel
+	c.storeFailed = false
 	c.idle = make(chan struct{})
 }
 
@@ -445,9 +450,15 @@ func (a *Agent) store(ctx context.Context, m llm.Message) *session.Entry {
 	a.mu.Lock()
 	e, err := a.appendLocked(&session.MessageEntry{Message: m})
 	cancel := a.conv.cancel
+	told := a.conv.storeFailed
+	if err != nil {
+		a.conv.storeFailed = true
+	}
 	a.mu.Unlock()
 	if err != nil {
-		a.notice(NoticeError, fmt.Sprintf("could not write to the session file, so the run stops: %v", err))
+		if !told {
+			a.notice(NoticeError, fmt.Sprintf("could not write to the session file, so the run stops: %v", err))
+		}
 		if cancel != nil {
 			cancel()
 		}

@@ -1,6 +1,7 @@
 package agent_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -900,5 +901,39 @@ func TestAutoCompactionDisabled(t *testing.T) {
 	// /compact still works.
 	if _, err := ag.Compact(t.Context(), agent.CompactRequest{}); err != nil {
 		t.Errorf("manual compaction: %v", err)
+	}
+}
+
+// The session file is cut short behind the agent's back: the next prompt
+// cannot be written, the run stops with one error that says why (not one
+// for the prompt and another for the reply that ends the run), and the file
+// is left as it was found, never rewritten.
+func TestSessionFileCutBehindTheAgent(t *testing.T) {
+	srv := llmtest.NewAnthropic(t)
+	srv.Reply(llmtest.Text("one"), llmtest.Usage(30, 2))
+	srv.Reply(llmtest.Text("two"), llmtest.Usage(40, 2))
+	var ev events
+	ag, path := live(t, srv, &ev)
+	send(t, ag, "first")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := data[:bytes.IndexByte(data, '\n')+1] // the header alone
+	if err := os.WriteFile(path, cut, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	send(t, ag, "second")
+	var errs []string
+	for _, n := range eventsOf[agent.Notice](&ev) {
+		if n.Level == agent.NoticeError {
+			errs = append(errs, n.Text)
+		}
+	}
+	if len(errs) != 1 || !strings.Contains(errs[0], "could not write to the session file") || !strings.Contains(errs[0], "changed since it was read") {
+		t.Errorf("errors %q, want one saying the file changed", errs)
+	}
+	if got, err := os.ReadFile(path); err != nil || !bytes.Equal(got, cut) {
+		t.Errorf("the file was written after it changed (%v):\n%s", err, got)
 	}
 }
