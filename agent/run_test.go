@@ -930,7 +930,7 @@ func TestSessionFileCutBehindTheAgent(t *testing.T) {
 			errs = append(errs, n.Text)
 		}
 	}
-	if len(errs) != 1 || !strings.Contains(errs[0], "could not write to the session file") || !strings.Contains(errs[0], "changed since it was read") {
+	if len(errs) != 1 || !strings.Contains(errs[0], "could not write to the session file") || !strings.Contains(errs[0], "shrank from") {
 		t.Errorf("errors %q, want one saying the file changed", errs)
 	}
 	if got, err := os.ReadFile(path); err != nil || !bytes.Equal(got, cut) {

@@ -13,7 +13,7 @@ import (
 // since Prime read it: truncated, replaced, removed, or rewritten. Prime
 // never reads such a file as if it were the one it indexed, and never
 // appends to it; the session must be opened again.
-var ErrFileChanged = errors.New("the session file changed since it was read")
+var ErrFileChanged = errors.New("a session file only grows by appends; something else changed it")
 
 // source is where a session's entry lines are read back from: the session
 // file, or memory (a session kept in memory, one not written yet, a parsed

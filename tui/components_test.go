@@ -13,6 +13,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/prime-agent/prime/agent"
+	"github.com/prime-agent/prime/compaction"
 	"github.com/prime-agent/prime/internal/numfmt"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/session"
@@ -385,6 +386,32 @@ func TestTreeSelector(t *testing.T) {
 	for _, w := range []string{"[label: idea]"} {
 		if !strings.Contains(got, w) {
 			t.Errorf("all rows lack %q:\n%s", w, got)
+		}
+	}
+}
+
+// The tree names Prime's own custom entries by what they do.
+func TestTreeCustomEntries(t *testing.T) {
+	for _, c := range []struct {
+		p    *session.CustomEntry
+		want string
+	}{
+		{compaction.PinEntry("keep the lexer small", ""), "[pin]: keep the lexer small"},
+		{compaction.UnpinEntry("0a1b2c3d"), "[unpin]"},
+		{&session.CustomEntry{CustomType: agent.CustomTypeUncompact, Data: []byte(`{"compactionId":"0a1b2c3d"}`)}, "[compaction undone]"},
+		{&session.CustomEntry{CustomType: "ext.state", Data: []byte(`{}`)}, "[ext.state]"},
+		{&session.CustomEntry{CustomType: compaction.CustomTypePin, Data: []byte(`{"text":"  "}`)}, "[prime.pin]"},
+	} {
+		line, err := session.EncodeEntry("1a2b3c4d", "", "2025-12-03T14:00:00.000Z", c.p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := session.NewEntry(line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := describe(&session.Node{Entry: e}, nil, "").text; got != c.want {
+			t.Errorf("%s: %q, want %q", line, got, c.want)
 		}
 	}
 }

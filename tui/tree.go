@@ -8,6 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/prime-agent/prime/agent"
+	"github.com/prime-agent/prime/compaction"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/session"
 )
@@ -155,12 +156,28 @@ func describe(n *session.Node, calls map[string]llm.ToolCall, leaf string) *tree
 		case *session.SessionInfoEntry:
 			text = "[title: " + p.Name + "]"
 		case *session.CustomEntry:
-			text = "[" + p.CustomType + "]"
+			text = customText(e, p)
 		}
 	}
 	tn.text = cutRunes(oneLine(text), 200)
 	tn.search = strings.ToLower(tn.label + " " + tn.text)
 	return tn
+}
+
+// customText names Prime's own custom entries by what they do; another
+// extension's state shows as its type.
+func customText(e *session.Entry, p *session.CustomEntry) string {
+	switch p.CustomType {
+	case compaction.CustomTypePin:
+		if pins := compaction.Pins([]*session.Entry{e}); len(pins) == 1 {
+			return "[pin]: " + pins[0].Text
+		}
+	case compaction.CustomTypeUnpin:
+		return "[unpin]"
+	case agent.CustomTypeUncompact:
+		return "[compaction undone]"
+	}
+	return "[" + p.CustomType + "]"
 }
 
 func (tn *treeNode) messageText(msg session.Message, calls map[string]llm.ToolCall, isLeaf bool) string {
