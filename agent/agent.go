@@ -104,6 +104,8 @@ type Agent struct {
 	migrated bool
 
 	conv conversation
+	// stats holds the sums Stats returns, of the entries read so far.
+	stats statsCache
 }
 
 // New returns an agent for s. Entries are appended to s; a session loaded

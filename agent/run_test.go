@@ -937,3 +937,35 @@ func TestSessionFileCutBehindTheAgent(t *testing.T) {
 		t.Errorf("the file was written after it changed (%v):\n%s", err, got)
 	}
 }
+
+// Stats keeps its sums and adds only what was appended since the last
+// call: after more turns they equal those of the file read afresh, and a
+// new session starts from nothing.
+func TestStatsKept(t *testing.T) {
+	srv := llmtest.NewAnthropic(t)
+	srv.Reply(llmtest.Text("one"), llmtest.Usage(30, 2))
+	srv.Reply(llmtest.ToolCall("c1", "read", `{"path":"nowhere.txt"}`), llmtest.Usage(40, 3))
+	srv.Reply(llmtest.Text("three"), llmtest.Usage(50, 4))
+	var ev events
+	ag, path := live(t, srv, &ev)
+	send(t, ag, "first")
+	if st := ag.Stats(); st.TotalMessages != 3 || st.Tokens.Input != 30 { // the system message, the prompt, the reply
+		t.Errorf("after one turn: %+v", st)
+	}
+	send(t, ag, "second")
+	got := ag.Stats()
+	fresh, err := agent.Load(path, config(t.TempDir(), testSettings(t), nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	if want := fresh.Stats(); got != want || got.TotalMessages != 7 || got.ToolResults != 1 || got.Tokens.Input != 120 {
+		t.Errorf("kept sums %+v, the file read afresh %+v", got, want)
+	}
+	if err := ag.NewSession(); err != nil {
+		t.Fatal(err)
+	}
+	if st := ag.Stats(); st != (agent.Stats{}) {
+		t.Errorf("a new session: %+v", st)
+	}
+}

@@ -194,12 +194,33 @@ type Stats struct {
 	Cost                                                                   float64
 }
 
-// Stats adds up the session's messages and usage.
+// Stats adds up the session's messages and usage. The sums are kept: a
+// call reads only the entries appended since the last (the first call on a
+// long session reads every message back from the file).
 func (a *Agent) Stats() Stats {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	var st Stats
-	add := func(u *llm.Usage) {
+	c := &a.stats
+	if c.s != a.s || c.n > a.s.Len() {
+		*c = statsCache{s: a.s}
+	}
+	for _, e := range a.s.EntriesFrom(c.n) {
+		c.st.add(e)
+		c.n++
+	}
+	return c.st
+}
+
+// statsCache is Stats of the first n entries of the session s.
+type statsCache struct {
+	s  *session.Session
+	n  int
+	st Stats
+}
+
+// add counts the entry e in st.
+func (st *Stats) add(e *session.Entry) {
+	usage := func(u *llm.Usage) {
 		if u == nil {
 			return
 		}
@@ -210,36 +231,33 @@ func (a *Agent) Stats() Stats {
 		st.Tokens.TotalTokens += u.ContextTokens()
 		st.Cost += u.Cost.Total
 	}
-	for _, e := range a.s.Entries() {
-		switch e.Type {
-		case session.TypeMessage:
-			m, err := e.Message()
-			if err != nil {
-				continue
-			}
-			st.TotalMessages++
-			switch m := m.(type) {
-			case *llm.UserMessage:
-				st.UserMessages++
-			case *llm.AssistantMessage:
-				st.AssistantMessages++
-				st.ToolCalls += len(m.ToolCalls())
-				add(&m.Usage)
-			case *llm.ToolResultMessage:
-				st.ToolResults++
-			}
-		case session.TypeCompaction, session.TypeBranchSummary:
-			p, err := e.Payload()
-			if err != nil {
-				continue
-			}
-			switch p := p.(type) {
-			case *session.CompactionEntry:
-				add(p.Usage)
-			case *session.BranchSummaryEntry:
-				add(p.Usage)
-			}
+	switch e.Type {
+	case session.TypeMessage:
+		m, err := e.Message()
+		if err != nil {
+			return
+		}
+		st.TotalMessages++
+		switch m := m.(type) {
+		case *llm.UserMessage:
+			st.UserMessages++
+		case *llm.AssistantMessage:
+			st.AssistantMessages++
+			st.ToolCalls += len(m.ToolCalls())
+			usage(&m.Usage)
+		case *llm.ToolResultMessage:
+			st.ToolResults++
+		}
+	case session.TypeCompaction, session.TypeBranchSummary:
+		p, err := e.Payload()
+		if err != nil {
+			return
+		}
+		switch p := p.(type) {
+		case *session.CompactionEntry:
+			usage(p.Usage)
+		case *session.BranchSummaryEntry:
+			usage(p.Usage)
 		}
 	}
-	return st
 }

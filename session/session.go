@@ -809,10 +809,21 @@ func (s *Session) TornTail() bool { return s.torn != nil }
 func (s *Session) Len() int { return len(s.recs) }
 
 // Entries returns the entries in file order (the header excluded).
-func (s *Session) Entries() []*Entry {
-	out := make([]*Entry, len(s.recs))
-	for i := range out {
-		out[i] = s.entryAt(int32(i))
+func (s *Session) Entries() []*Entry { return s.EntriesFrom(0) }
+
+// EntriesFrom returns the entries in file order from the i-th (counting
+// from 0) on: those added since a caller saw Len() return i, since entries
+// are only ever added after the others.
+func (s *Session) EntriesFrom(i int) []*Entry {
+	if i < 0 {
+		i = 0
+	}
+	if i >= len(s.recs) {
+		return nil
+	}
+	out := make([]*Entry, len(s.recs)-i)
+	for j := range out {
+		out[j] = s.entryAt(int32(i + j))
 	}
 	return out
 }

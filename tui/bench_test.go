@@ -2,6 +2,8 @@ package tui
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -10,6 +12,7 @@ import (
 	"github.com/prime-agent/prime/agent"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/session"
+	"github.com/prime-agent/prime/session/sessiongen"
 )
 
 // benchModel is a model over an agent on an empty session in memory.
@@ -60,5 +63,53 @@ func BenchmarkRepaint(b *testing.B) {
 		m.md = markdown{} // nothing remembered: the first repaint at a width
 		m.repaint, m.printing, m.pending = true, false, nil
 		m.flush()
+	}
+}
+
+// BenchmarkResume opens a generated session of 100,000 entries and prints
+// its transcript (the context since its latest compaction), as starting
+// with --session or -c does before the first frame.
+func BenchmarkResume(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "s.jsonl")
+	if err := os.WriteFile(path, sessiongen.Bytes(sessiongen.Options{Entries: 100_000, Seed: 1}), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		ag, err := agent.Load(path, agent.Config{Getenv: func(string) string { return "" }, NoContextFiles: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		m := New(context.Background(), ag, Options{CWD: b.TempDir()})
+		m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+		m.started = true
+		m.items[0].(*headerItem).ready = true
+		m.flush()
+		ag.Close()
+	}
+}
+
+// On a long session the footer's first sums are made off the UI: New does
+// not wait for them, and the command Init starts fills them in.
+func TestLongSessionStatsOffTheUI(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	if err := os.WriteFile(path, sessiongen.Bytes(sessiongen.Options{Entries: asyncStatsEntries, Seed: 4}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ag, err := agent.Load(path, agent.Config{Getenv: func(string) string { return "" }, NoContextFiles: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ag.Close()
+	m := New(context.Background(), ag, Options{CWD: t.TempDir()})
+	if !m.statsPending || m.footer.stats != (agent.Stats{}) {
+		t.Fatalf("New added up the session itself: pending %v, %+v", m.statsPending, m.footer.stats)
+	}
+	cmd := m.statsCmd()
+	if cmd == nil {
+		t.Fatal("no command adds up the session")
+	}
+	m.Update(cmd())
+	if want := ag.Stats(); m.statsPending || m.footer.stats != want || want.AssistantMessages == 0 {
+		t.Errorf("footer sums %+v, want %+v", m.footer.stats, want)
 	}
 }

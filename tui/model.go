@@ -13,6 +13,7 @@ import (
 	"github.com/prime-agent/prime/compaction"
 	"github.com/prime-agent/prime/internal/numfmt"
 	"github.com/prime-agent/prime/llm"
+	"github.com/prime-agent/prime/session"
 	"github.com/prime-agent/prime/settings"
 )
 
@@ -31,6 +32,10 @@ type Model struct {
 	width, height int
 	expanded      bool
 	showThinking  bool
+	// statsPending is set while the session's first sums (the footer's
+	// tokens and cost) are added up off the UI, for a session long enough
+	// that reading every message back would delay the first frame.
+	statsPending bool
 
 	// items is the whole transcript; items[:printed] have been handed to
 	// the terminal's scrollback (or are on their way: printing).
@@ -125,8 +130,29 @@ func New(ctx context.Context, ag *agent.Agent, opts Options) *Model {
 	m.showThinking = !opts.Settings.Interface().HideThinkingBlock
 	m.now = m.clock()
 	m.load(true)
+	ag.View(func(s *session.Session) { m.statsPending = s.Len() >= asyncStatsEntries })
 	m.refreshFooter()
 	return m
+}
+
+// asyncStatsEntries is the session length from which the first sums of the
+// footer are made off the UI (about 80 ms of reading at 10,000 entries).
+const asyncStatsEntries = 10_000
+
+// statsCmd adds up the session's usage for the footer, the first time, off
+// the UI.
+func (m *Model) statsCmd() tea.Cmd {
+	if !m.statsPending {
+		return nil
+	}
+	ag := m.ag
+	return async(func() resultMsg {
+		st := ag.Stats()
+		return func(m *Model) tea.Cmd {
+			m.statsPending, m.footer.stats = false, st
+			return nil
+		}
+	})
 }
 
 func (m *Model) clock() time.Time {
@@ -138,7 +164,7 @@ func (m *Model) clock() time.Time {
 
 // Init looks up the git branch and sends the first message, if any.
 func (m *Model) Init() tea.Cmd {
-	cmds := []tea.Cmd{m.branchCmd(), m.chooseModel(),
+	cmds := []tea.Cmd{m.branchCmd(), m.chooseModel(), m.statsCmd(),
 		tea.Tick(startDelay, func(time.Time) tea.Msg { return startedMsg{} })}
 	for i, p := range m.opts.Prompts {
 		behavior := agent.Steer
@@ -515,7 +541,9 @@ func (m *Model) refreshFooter() {
 	m.footer.auto = s.AutoCompaction
 	m.footer.model = s.Model
 	m.footer.thinking = s.ThinkingLevel
-	m.footer.stats = m.ag.Stats()
+	if !m.statsPending {
+		m.footer.stats = m.ag.Stats()
+	}
 	m.footer.background = m.ag.BackgroundSummary()
 }
 
