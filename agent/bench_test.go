@@ -110,3 +110,28 @@ func benchCompactOffline(b *testing.B, n int, cfg agent.Config) {
 		ag.Close()
 	}
 }
+
+// BenchmarkStats is the first Stats of a loaded session (the footer's and
+// get_session_stats's sums): every message read back from the file.
+func BenchmarkStats(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			path, _ := benchSession(b, n)
+			cfg := agent.Config{Settings: settings.Defaults(), AgentDir: b.TempDir(), Getenv: func(string) string { return "" }}
+			for b.Loop() {
+				b.StopTimer()
+				ag, err := agent.Load(path, cfg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				if ag.Stats().TotalMessages == 0 {
+					b.Fatal("no messages")
+				}
+				b.StopTimer()
+				ag.Close()
+				b.StartTimer()
+			}
+		})
+	}
+}

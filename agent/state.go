@@ -233,19 +233,29 @@ func (st *Stats) add(e *session.Entry) {
 	}
 	switch e.Type {
 	case session.TypeMessage:
-		m, err := e.Message()
+		// Only a reply is decoded: the role, which the index knows, says
+		// the rest.
+		role, err := e.MessageRole()
 		if err != nil {
 			return
 		}
+		var reply *llm.AssistantMessage
+		if role == "assistant" {
+			m, err := e.Message()
+			if err != nil {
+				return
+			}
+			reply, _ = m.(*llm.AssistantMessage)
+		}
 		st.TotalMessages++
-		switch m := m.(type) {
-		case *llm.UserMessage:
+		switch {
+		case role == "user":
 			st.UserMessages++
-		case *llm.AssistantMessage:
+		case reply != nil:
 			st.AssistantMessages++
-			st.ToolCalls += len(m.ToolCalls())
-			usage(&m.Usage)
-		case *llm.ToolResultMessage:
+			st.ToolCalls += len(reply.ToolCalls())
+			usage(&reply.Usage)
+		case role == "toolResult":
 			st.ToolResults++
 		}
 	case session.TypeCompaction, session.TypeBranchSummary:
