@@ -109,7 +109,23 @@ func TestLongSessionStatsOffTheUI(t *testing.T) {
 		t.Fatal("no command adds up the session")
 	}
 	m.Update(cmd())
-	if want := ag.Stats(); m.statsPending || m.footer.stats != want || want.AssistantMessages == 0 {
+	want := ag.Stats()
+	if m.statsPending || m.footer.stats != want || want.AssistantMessages == 0 {
 		t.Errorf("footer sums %+v, want %+v", m.footer.stats, want)
+	}
+	// Switched to (here: back to) a long session, the footer drops the
+	// last session's sums and shows only the latest sums made.
+	first := m.onEvent(agent.SessionChanged{File: path})
+	if first == nil || !m.statsPending || m.footer.stats != (agent.Stats{}) {
+		t.Fatalf("after a switch: command %v, pending %v, %+v", first != nil, m.statsPending, m.footer.stats)
+	}
+	second := m.onEvent(agent.SessionChanged{File: path})
+	m.Update(first())
+	if !m.statsPending {
+		t.Error("sums made before the last switch were taken")
+	}
+	m.Update(second())
+	if m.statsPending || m.footer.stats != want {
+		t.Errorf("after the switch: pending %v, %+v", m.statsPending, m.footer.stats)
 	}
 }

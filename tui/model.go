@@ -34,8 +34,10 @@ type Model struct {
 	showThinking  bool
 	// statsPending is set while the session's first sums (the footer's
 	// tokens and cost) are added up off the UI, for a session long enough
-	// that reading every message back would delay the first frame.
+	// that reading every message back would hold up the screen; statsGen
+	// counts those sums, so that only the latest is shown.
 	statsPending bool
+	statsGen     int
 
 	// items is the whole transcript; items[:printed] have been handed to
 	// the terminal's scrollback (or are on their way: printing).
@@ -130,9 +132,15 @@ func New(ctx context.Context, ag *agent.Agent, opts Options) *Model {
 	m.showThinking = !opts.Settings.Interface().HideThinkingBlock
 	m.now = m.clock()
 	m.load(true)
-	ag.View(func(s *session.Session) { m.statsPending = s.Len() >= asyncStatsEntries })
+	m.checkLong()
 	m.refreshFooter()
 	return m
+}
+
+// checkLong sets statsPending when the session is long enough for its first
+// sums to be made off the UI.
+func (m *Model) checkLong() {
+	m.ag.View(func(s *session.Session) { m.statsPending = s.Len() >= asyncStatsEntries })
 }
 
 // asyncStatsEntries is the session length from which the first sums of the
@@ -145,11 +153,14 @@ func (m *Model) statsCmd() tea.Cmd {
 	if !m.statsPending {
 		return nil
 	}
-	ag := m.ag
+	m.statsGen++
+	ag, gen := m.ag, m.statsGen
 	return async(func() resultMsg {
 		st := ag.Stats()
 		return func(m *Model) tea.Cmd {
-			m.statsPending, m.footer.stats = false, st
+			if gen == m.statsGen {
+				m.statsPending, m.footer.stats = false, st
+			}
 			return nil
 		}
 	})
@@ -705,6 +716,10 @@ func (m *Model) onEvent(e agent.Event) tea.Cmd {
 		m.summarizing = false
 	case agent.SessionChanged:
 		m.load(false)
+		if m.checkLong(); m.statsPending {
+			m.footer.stats = agent.Stats{} // not the last session's
+			return m.statsCmd()
+		}
 	case agent.Notice:
 		m.add(&noticeItem{level: e.Level, text: e.Text})
 	case agent.BashUpdate:
