@@ -17,6 +17,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/prime-agent/prime/agent"
+	"github.com/prime-agent/prime/internal/proctest"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/llm/llmtest"
 	"github.com/prime-agent/prime/rpc"
@@ -84,7 +85,7 @@ type harness struct {
 	path  string
 	in    *io.PipeWriter
 	out   *lines
-	diag  *syncBuffer
+	diag  *proctest.Buffer
 	done  chan error
 	saved *savedSettings
 	stop  context.CancelFunc
@@ -105,7 +106,7 @@ func startOn(t testing.TB, s *session.Session, srv *llmtest.Server, st *settings
 	t.Helper()
 	dir := t.TempDir()
 	writeModels(t, dir, srv)
-	h := &harness{t: t, srv: srv, path: s.File(), out: newLines(), diag: &syncBuffer{}, done: make(chan error, 1), saved: &savedSettings{}}
+	h := &harness{t: t, srv: srv, path: s.File(), out: newLines(), diag: &proctest.Buffer{}, done: make(chan error, 1), saved: &savedSettings{}}
 	server := rpc.New(h.out, rpc.Options{Stderr: h.diag, SaveSetting: h.saved.save})
 	cfg := agent.Config{
 		Settings: st, AgentDir: dir, Getenv: func(string) string { return "" }, Events: server.Event,
@@ -250,24 +251,6 @@ func (l *lines) nextMsg(t testing.TB) msg {
 		t.Fatal("no output line")
 		return msg{}
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // savedSettings records what the server asked to save.

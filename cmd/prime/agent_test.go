@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 
+	"github.com/prime-agent/prime/internal/proctest"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/llm/llmtest"
 	"github.com/prime-agent/prime/session"
@@ -250,7 +251,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 func (e *agentEnv) start(t *testing.T, args ...string) (*exec.Cmd, func() (int, string)) {
 	t.Helper()
 	cmd := e.command(args...)
-	var errOut syncBuffer
+	var errOut proctest.Buffer
 	cmd.Stderr = &errOut
 	cmd.Stdout = &errOut
 	if err := cmd.Start(); err != nil {

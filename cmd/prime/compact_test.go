@@ -21,6 +21,7 @@ import (
 	"github.com/prime-agent/prime/agent"
 	"github.com/prime-agent/prime/compaction"
 	"github.com/prime-agent/prime/internal/golden"
+	"github.com/prime-agent/prime/internal/proctest"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/llm/llmtest"
 	"github.com/prime-agent/prime/session"
@@ -475,7 +476,7 @@ func TestProgress(t *testing.T) {
 		agent.CompactionEnd{},
 	}
 	for _, tty := range []bool{false, true} {
-		var out syncBuffer
+		var out proctest.Buffer
 		p := &progress{w: &out, tty: tty}
 		for _, e := range evs {
 			p.event(e)
@@ -500,7 +501,7 @@ func TestProgress(t *testing.T) {
 // fallback), never after; a context that filled up says so.
 func TestProgressOrder(t *testing.T) {
 	filled := fmt.Errorf("request still too large: %w", compaction.ErrContextFilled)
-	var out syncBuffer
+	var out proctest.Buffer
 	p := &progress{w: &out}
 	for _, e := range []agent.Event{
 		agent.CompactionStart{Summarizer: "local/llama"},

@@ -1,45 +1,25 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-json-experiment/json"
 
+	"github.com/prime-agent/prime/internal/proctest"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/llm/registry"
 	"github.com/prime-agent/prime/llm/retry"
 )
 
-// syncBuffer is a bytes.Buffer safe for a command writing while the test
-// reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func testApp(env map[string]string) (*app, *syncBuffer, *syncBuffer) {
-	out, errOut := &syncBuffer{}, &syncBuffer{}
+func testApp(env map[string]string) (*app, *proctest.Buffer, *proctest.Buffer) {
+	out, errOut := &proctest.Buffer{}, &proctest.Buffer{}
 	return &app{stdin: strings.NewReader(""), stdout: out, stderr: errOut, getenv: func(k string) string { return env[k] }}, out, errOut
 }
 

@@ -103,7 +103,7 @@ type rpcProc struct {
 	cmd    *exec.Cmd
 	in     io.WriteCloser
 	lines  chan rpcLine
-	stderr *syncBuffer
+	stderr *proctest.Buffer
 	// log, when set, records every line sent and received.
 	log func(dir, line string)
 	// exited is closed when the process has ended; code is its status.
@@ -131,7 +131,7 @@ func (l rpcLine) message() map[string]any { m, _ := l.m["message"].(map[string]a
 func (s *rpcSetup) start(t *testing.T, args ...string) *rpcProc {
 	t.Helper()
 	cmd := s.command(append([]string{"--mode", "rpc", "--no-context-files"}, args...)...)
-	p := &rpcProc{t: t, cmd: cmd, lines: make(chan rpcLine, 10000), stderr: &syncBuffer{}, exited: make(chan struct{})}
+	p := &rpcProc{t: t, cmd: cmd, lines: make(chan rpcLine, 10000), stderr: &proctest.Buffer{}, exited: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {

@@ -1,7 +1,5 @@
 //go:build unix
 
-// Package proctest helps tests check that processes they caused to be
-// started (a hook's children, say) have ended.
 package proctest
 
 import (
