@@ -1,23 +1,18 @@
 package agent
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/go-json-experiment/json"
-
 	"github.com/prime-agent/prime/compaction"
 	"github.com/prime-agent/prime/hook"
-	"github.com/prime-agent/prime/internal/jsonwire"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/llm/registry"
 	"github.com/prime-agent/prime/llm/retry"
@@ -41,8 +36,9 @@ type Config struct {
 	// HTTPClient carries the model requests. Nil means http.DefaultClient.
 	HTTPClient *http.Client
 	// Events, when set, is told what an operation is doing (see [Event]).
-	// It is called on the goroutine running the operation and should
-	// return quickly.
+	// It is called on the goroutine running the operation (an MCP
+	// server's failure, on the goroutine that saw it) and should return
+	// quickly.
 	Events func(Event)
 	// Hooks dispatches the extension events (see the package
 	// documentation, "Hooks"): hook.New with the settings and any
@@ -75,6 +71,13 @@ type Config struct {
 	// NoContextFiles leaves AGENTS.md and CLAUDE.md files out of the
 	// system prompt.
 	NoContextFiles bool
+	// NoSkills loads no skills (--no-skills); NoPromptTemplates no prompt
+	// templates (--no-prompt-templates).
+	NoSkills, NoPromptTemplates bool
+	// SkillPaths and PromptTemplatePaths are skill and template files or
+	// directories named on the command line (--skill, --prompt-template):
+	// read first, and even with NoSkills or NoPromptTemplates.
+	SkillPaths, PromptTemplatePaths []string
 	// DiscoverLocal lets the agent look for a local model server (Ollama
 	// on 127.0.0.1:11434, llama.cpp on 127.0.0.1:8080) when no model is
 	// configured and no key is set. LocalServers replaces that list.
@@ -82,6 +85,27 @@ type Config struct {
 	LocalServers  []registry.LocalServer
 	// Now is the clock for new messages; nil means time.Now.
 	Now func() time.Time
+	// Procs tracks the processes of the user's own commands (RunBash) and
+	// holds their full output; nil means their process group only and the
+	// system's temporary directory.
+	Procs *tool.Procs
+	// MCP connects the MCP servers of mcp.json (see mcp.go) and offers
+	// their tools to the model; Close stops them.
+	MCP bool
+	// MCPTools, when not nil, keeps only the MCP tools whose names match
+	// one of its patterns ("mcp__github__*": * is any characters), pi's
+	// --tools entries that start with mcp__.
+	MCPTools []string
+	// ToolErrorBackoff is the first wait after turns whose tool calls all
+	// failed (loop.Config.ErrorBackoff); 0 means one second.
+	ToolErrorBackoff time.Duration
+	// Confinement, when set, puts every tool call through the permission
+	// mode (permissions.mode, see [Agent.SetPermissionMode]); it is called
+	// once, on the first call, for the sandbox the modes confine with.
+	// Nil runs the tools as they are, unchecked.
+	Confinement func() Confinement
+	// Approvals says who answers what the mode asks (see [ApprovalAsked]).
+	Approvals Approvals
 }
 
 // Agent runs one session: the conversation with the model ([Agent.Prompt]),
@@ -104,8 +128,25 @@ type Agent struct {
 	migrated bool
 
 	conv conversation
-	// stats holds the sums Stats returns, of the entries read so far.
-	stats statsCache
+	// res are the skills and prompt templates (resources.go), nil until read.
+	res *resources
+	// resMu makes the reading of res happen once at a time (its notices
+	// once); it is taken before mu, never while mu is held.
+	resMu sync.Mutex
+	// stats holds the sums Stats returns, of the entries counted so far
+	// (guarded by mu); statsMu makes one Stats sum at a time, without mu
+	// (taken before mu, never while mu is held).
+	stats   statsCache
+	statsMu sync.Mutex
+	// sumHook, when set (by tests), is called as a Stats sum starts,
+	// without mu.
+	sumHook func()
+	// live is the settings read again after a file changed (reload.go).
+	live liveSettings
+	// approvals are the permission requests waiting for the user (approval.go).
+	approvals approvalState
+	// mcp is the MCP connections (mcp.go).
+	mcp mcpState
 }
 
 // New returns an agent for s. Entries are appended to s; a session loaded
@@ -113,7 +154,10 @@ type Agent struct {
 // moment the first entry is written, so an operation that fails or is
 // cancelled never touches the file.
 func New(s *session.Session, cfg Config) *Agent {
-	return &Agent{cfg: cfg, s: s}
+	a := &Agent{cfg: cfg, s: s}
+	a.watchSettings()
+	a.startMCP()
+	return a
 }
 
 // Load reads the session file at path and returns an agent for it (see
@@ -133,63 +177,48 @@ func Load(path string, cfg Config) (*Agent, error) {
 // only when an operation writes, since opening an older file migrates it.
 // Call [Agent.Close] when done.
 func Open(path string, cfg Config) (*Agent, error) {
-	if headerVersion(path) != session.CurrentVersion {
+	if h, err := session.ReadHeader(path); err != nil || h.Version != session.CurrentVersion {
+		// Not a current session file (or none): Load decides what it is.
 		return Load(path, cfg)
 	}
 	s, err := session.OpenWith(path, cfg.readOptions())
 	if err != nil {
 		return nil, err
 	}
-	return &Agent{cfg: cfg, s: s, opened: true}, nil
-}
-
-// headerVersion returns the format version in the header on the first line
-// of the file at path, or 0 when the first line is not a session header (an
-// empty file, lines before the header, a header too long to be one, or a
-// file that cannot be read: Load then decides what it is).
-func headerVersion(path string) int {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	line, err := bufio.NewReaderSize(f, 64<<10).ReadSlice('\n')
-	if err != nil {
-		return 0
-	}
-	var h struct {
-		Type    string `json:"type"`
-		Version int    `json:"version"`
-	}
-	if json.Unmarshal(line, &h, jsonwire.ReadOptions) != nil || h.Type != session.TypeSession {
-		return 0
-	}
-	return h.Version
+	a := &Agent{cfg: cfg, s: s, opened: true}
+	a.startMCP()
+	return a, nil
 }
 
 // Session returns the session the agent works on. After an operation
 // appended an entry to a session loaded read-only, it is the session opened
 // for appending, read again from the file. A session is not safe for
 // concurrent use: while the agent may be working, read it through
-// [Agent.View] instead.
+// [Agent.View] instead; a front end uses the read models.
 func (a *Agent) Session() *session.Session {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.s
 }
 
-// View calls f with the session while the agent's lock keeps it still: the
-// way for a front end to read entries, the tree or a context while a run
-// goes on. f must only read, and must not call the agent.
+// View calls f with the session while the agent's lock keeps it still, for
+// the command line's own commands and tests. A front end reads the agent's
+// read models instead (Transcript, Tree, ForkPoints, EntryLines, State,
+// Stats, Preferences): snapshots it may keep while a run goes on. f must
+// only read, and must not call the agent.
 func (a *Agent) View(f func(s *session.Session)) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	f(a.s)
 }
 
-// Close closes the session file if the agent opened it.
+// Close closes the session file if the agent opened it, and stops the MCP
+// servers.
 func (a *Agent) Close() error {
 	a.Abort()
+	a.cancelApprovals()
+	// A server's exit status on the way out is no news to the user.
+	_ = a.closeMCP()
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.opened {
@@ -289,11 +318,18 @@ func (cfg *Config) readOptions() session.ReadOptions {
 	if dir == "" {
 		return session.ReadOptions{}
 	}
-	return session.ReadOptions{IndexDir: session.IndexDir(dir)}
+	// The index is written while the agent starts; Close waits for it.
+	return session.ReadOptions{IndexDir: session.IndexDir(dir), IndexLater: true}
 }
 
 func (a *Agent) settings() *settings.Settings {
-	if a.cfg.Settings == nil {
+	a.live.mu.Lock()
+	cur := a.live.current
+	a.live.mu.Unlock()
+	switch {
+	case cur != nil:
+		return cur
+	case a.cfg.Settings == nil:
 		return settings.Defaults()
 	}
 	return a.cfg.Settings
@@ -313,6 +349,16 @@ func (a *Agent) appendAt(ctx context.Context, parentID string, p session.Payload
 
 // appendAtLocked is appendAt with a.mu held.
 func (a *Agent) appendAtLocked(ctx context.Context, parentID string, p session.Payload) (*session.Entry, error) {
+	e, err := a.appendToFileLocked(ctx, parentID, p)
+	if err == nil {
+		a.stats.appended(a.s, e)
+	}
+	return e, err
+}
+
+// appendToFileLocked is appendAtLocked without the sums: a session loaded
+// read-only is opened for appending first.
+func (a *Agent) appendToFileLocked(ctx context.Context, parentID string, p session.Payload) (*session.Entry, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -338,6 +384,7 @@ func (a *Agent) appendAtLocked(ctx context.Context, parentID string, p session.P
 		s.Close()
 		return nil, err
 	}
+	a.stats.reopened(old, s)
 	a.s, a.opened, a.migrated = s, true, old.FileVersion() < session.CurrentVersion
 	return e, nil
 }
@@ -361,7 +408,8 @@ func (a *Agent) models(op Op) (*registry.Registry, error) {
 	if rs.Enabled {
 		policy.MaxRetries = rs.MaxRetries
 	}
-	return registry.Load(registry.Options{AgentDir: dir, Getenv: a.cfg.Getenv, HTTPClient: a.cfg.HTTPClient, Retry: &policy})
+	return registry.Load(registry.Options{AgentDir: dir, Getenv: a.cfg.Getenv, HTTPClient: a.cfg.HTTPClient, Retry: &policy,
+		Stream: a.streamBounds()})
 }
 
 // SummarizerChoice says which model writes a summary.
@@ -498,6 +546,8 @@ func (a *Agent) progress(op Op) func(compaction.Progress) {
 			e.Kind, e.Delta = ProgressText, p.Delta
 		case compaction.ProgressRetry:
 			e.Kind = ProgressOverflowRetry
+		case compaction.ProgressRepeat:
+			e.Kind = ProgressRetry
 		case compaction.ProgressFallback:
 			e.Kind, e.Message = ProgressFallback, p.Reason
 		default:

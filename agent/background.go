@@ -154,18 +154,18 @@ func (j *backgroundJob) event(k BackgroundKind) BackgroundCompaction {
 }
 
 // backgroundMark is where the background summary starts for a context of a
-// window with reserve tokens reserved, and whether it is on.
-func (a *Agent) backgroundMark(window, reserve int) (int, bool) {
+// window compacted with s, and whether it is on.
+func (a *Agent) backgroundMark(window int, s compaction.Settings) (int, bool) {
 	bs := a.settings().Background()
-	return (window - reserve) * bs.Percent / 100, bs.Enabled
+	return compaction.BackgroundMark(window, bs.Percent, s), bs.Enabled
 }
 
 // maybeStartBackground starts a background summary when the context
 // (tokens) has passed the mark and none is being written or waiting. It
 // runs on the run's goroutine, from the threshold check; ctx is the run's.
-func (a *Agent) maybeStartBackground(ctx context.Context, tokens int, model *llm.Model, reserve int) {
+func (a *Agent) maybeStartBackground(ctx context.Context, tokens int, model *llm.Model, s compaction.Settings) {
 	a.reportBackground()
-	mark, on := a.backgroundMark(model.ContextWindow, reserve)
+	mark, on := a.backgroundMark(model.ContextWindow, s)
 	if !on || tokens <= mark || a.cfg.Hooks.Handles(hook.EventBeforeCompact) {
 		return
 	}
@@ -370,7 +370,7 @@ func (a *Agent) useBackground(ctx context.Context, fresh *CompactionPlan) *Compa
 	plan.background = use
 	asIs := *job.result
 	asIs.TokensBefore = fresh.Preparation.TokensBefore
-	mark, _ := a.backgroundMark(fresh.ContextWindow, fresh.Preparation.Settings.ReserveTokens)
+	mark, _ := a.backgroundMark(fresh.ContextWindow, fresh.Preparation.Settings)
 	if fresh.Preparation.FirstKeptEntryID == job.plan.Preparation.FirstKeptEntryID || a.tokensAfter(&plan, &asIs) <= mark {
 		prep := *job.plan.Preparation
 		prep.TokensBefore = fresh.Preparation.TokensBefore
@@ -391,72 +391,29 @@ func (a *Agent) useBackground(ctx context.Context, fresh *CompactionPlan) *Compa
 }
 
 // tokensAfter is the size of the context once out is appended as plan
-// describes (chars/4 where no usage measures it).
-// The size is unknown (math.MaxInt) when the context cannot be built.
+// describes (chars/4 where no usage measures it), or math.MaxInt when the
+// context cannot be built.
 func (a *Agent) tokensAfter(plan *CompactionPlan, out *compaction.Result) int {
-	e, err := syntheticCompaction(plan.LeafID, out.Entry(), plan.system, a.now())
+	c := out.Entry()
+	c.SystemMessage = plan.system
+	n, err := compaction.ContextAfter(a.readPath(plan), c)
 	if err != nil {
 		return math.MaxInt
 	}
-	return contextAfter(a.readPath(plan), e)
+	return n
 }
 
-// readPath returns plan.Path, reading it from the session first when the
-// plan was made without it (see [CompactionPlan]).
-func (a *Agent) readPath(plan *CompactionPlan) []*session.Entry {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if plan.Path == nil {
-		plan.Path = a.s.Path(plan.LeafID)
-	}
-	return plan.Path
-}
-
-// contextAfter is the size of the context once the compaction e is
-// appended to path (the threshold's estimate), or math.MaxInt when it
-// cannot be built.
-func contextAfter(path []*session.Entry, e *session.Entry) int {
-	ctx, err := session.BuildContext(append(path[:len(path):len(path)], e))
-	if err != nil {
-		return math.MaxInt
-	}
-	return ctx.EstimateNext().Tokens
-}
-
-// syntheticCompaction is payload as the entry it would be, a child of
-// parent, carrying system: never written, it lets the context after a
-// compaction be built before one is made.
-func syntheticCompaction(parent string, payload *session.CompactionEntry, system *session.SystemMessage, now time.Time) (*session.Entry, error) {
-	p := *payload
-	p.SystemMessage = system
-	line, err := session.EncodeEntry("bg-"+parent, parent, session.FormatTime(now), &p)
-	if err != nil {
-		return nil, err
-	}
-	return session.NewEntry(line)
-}
-
-// updatePreparation is the preparation of the update request: the path as
-// if the background summary had been appended where it was planned, and
-// the conversation since after it; prepared with fresh's settings, it
-// summarizes what lies between the background summary's cut and the cut
-// made now, updating the background summary, and keeps what fresh keeps.
+// updatePreparation is the preparation of the request that brings job's
+// summary up to date at fresh (compaction.UpdatePreparation): fresh's path
+// runs through the leaf job was planned at.
 func updatePreparation(job *backgroundJob, fresh *CompactionPlan) (*compaction.Preparation, error) {
-	c0, err := syntheticCompaction(job.plan.LeafID, job.result.Entry(), job.plan.system, time.UnixMilli(job.plan.Path[len(job.plan.Path)-1].Millis()))
-	if err != nil {
-		return nil, err
-	}
 	n := len(job.plan.Path)
-	path := append(append(job.plan.Path[:n:n], c0), fresh.Path[n:]...)
-	prep, err := compaction.Prepare(path, fresh.Preparation.Settings)
-	if err != nil {
-		return nil, fmt.Errorf("the update cannot be prepared: %w", err)
+	if n == 0 || n > len(fresh.Path) || fresh.Path[n-1].ID != job.plan.LeafID {
+		return nil, fmt.Errorf("the update cannot be prepared: the conversation does not run through %s", job.plan.LeafID)
 	}
-	if prep.FirstKeptEntryID != fresh.Preparation.FirstKeptEntryID {
-		return nil, fmt.Errorf("the update would keep from %s, not %s", prep.FirstKeptEntryID, fresh.Preparation.FirstKeptEntryID)
-	}
-	prep.TokensBefore = fresh.Preparation.TokensBefore
-	return prep, nil
+	c := job.result.Entry()
+	c.SystemMessage = job.plan.system
+	return compaction.UpdatePreparation(fresh.Path, n, c, fresh.Preparation)
 }
 
 // BackgroundStatus says what the background summary is doing, for a

@@ -43,7 +43,7 @@ func (a *Agent) RunBash(ctx context.Context, id, command string, excludeFromCont
 		a.conv.bashCancel = nil
 		a.mu.Unlock()
 	}()
-	env := tool.Env{CWD: a.cwd(), Shell: a.settings().Conversation().ShellPath}
+	env := tool.Env{CWD: a.cwd(), Shell: a.settings().Conversation().ShellPath, Procs: a.cfg.Procs, Secrets: a.secretsPolicy()}
 	res, err := tool.RunShell(ctx, env, command, func(delta string) {
 		a.emit(BashUpdate{ID: id, Delta: delta})
 	})
@@ -56,7 +56,7 @@ func (a *Agent) RunBash(ctx context.Context, id, command string, excludeFromCont
 		Timestamp: a.now().UnixMilli(),
 	}
 	a.mu.Lock()
-	if a.conv.busy && !a.conv.manual {
+	if a.conv.phase.prompting() {
 		a.conv.heldBash = append(a.conv.heldBash, rec)
 		a.mu.Unlock()
 		return rec, nil

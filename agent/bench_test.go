@@ -3,6 +3,7 @@ package agent_test
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"testing"
 
@@ -133,5 +134,84 @@ func BenchmarkStats(b *testing.B) {
 				b.StartTimer()
 			}
 		})
+	}
+}
+
+// BenchmarkStateDuringFirstStats is the footer's State while the first
+// Stats of a loaded session sums it (the keys a TUI reads right after a
+// long resume): the time of one State call made as the sum starts.
+func BenchmarkStateDuringFirstStats(b *testing.B) {
+	path, _ := benchSession(b, 100_000)
+	cfg := agent.Config{Settings: settings.Defaults(), AgentDir: b.TempDir(), Getenv: func(string) string { return "" }}
+	for b.Loop() {
+		b.StopTimer()
+		ag, err := agent.Load(path, cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		started, done := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(done)
+			close(started)
+			ag.Stats()
+		}()
+		<-started
+		runtime.Gosched()
+		b.StartTimer()
+		ag.State()
+		b.StopTimer()
+		<-done
+		ag.Close()
+		b.StartTimer()
+	}
+}
+
+// BenchmarkStatsAfterAppend is Stats once its sums are kept: an entry
+// appended since the last call, on a 100k-entry session.
+func BenchmarkStatsAfterAppend(b *testing.B) {
+	path, _ := benchSession(b, 100_000)
+	cfg := agent.Config{Settings: settings.Defaults(), AgentDir: b.TempDir(), Getenv: func(string) string { return "" }}
+	ag, err := agent.Load(path, cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ag.Close()
+	// The first append opens the file for writing.
+	if err := ag.SetSessionName("name"); err != nil {
+		b.Fatal(err)
+	}
+	ag.Stats()
+	for i := 0; b.Loop(); i++ {
+		if err := ag.SetSessionName("name " + strconv.Itoa(i)); err != nil {
+			b.Fatal(err)
+		}
+		ag.Stats()
+	}
+}
+
+// BenchmarkStatsAfterReopen is the first append to a loaded 100k-entry
+// session (which opens the file for writing) and the Stats after it, its
+// sums already made: the first prompt after a resume.
+func BenchmarkStatsAfterReopen(b *testing.B) {
+	path, data := benchSession(b, 100_000)
+	cfg := agent.Config{Settings: settings.Defaults(), AgentDir: b.TempDir(), Getenv: func(string) string { return "" }}
+	for b.Loop() {
+		b.StopTimer()
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			b.Fatal(err)
+		}
+		ag, err := agent.Load(path, cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ag.Stats()
+		b.StartTimer()
+		if err := ag.SetSessionName("name"); err != nil {
+			b.Fatal(err)
+		}
+		ag.Stats()
+		b.StopTimer()
+		ag.Close()
+		b.StartTimer()
 	}
 }

@@ -56,41 +56,33 @@ func (a *Agent) checkCompaction(ctx context.Context, where site, last lastReply)
 	if where == siteAfterRun && msg.StopReason == llm.StopReasonAborted {
 		return false
 	}
-	if msg.Provider == model.Provider && msg.Model == model.ID {
-		window := model.ContextWindow
-		u := msg.Usage
-		silent := msg.StopReason == llm.StopReasonStop && window > 0 && u.Input+u.CacheRead > window
-		overflow := msg.StopReason == llm.StopReasonError &&
-			(errors.Is(lastErr, llm.ErrContextOverflow) || llm.IsOverflowText(msg.ErrorMessage)) ||
-			llm.IsContextOverflow(msg, window) && msg.StopReason != llm.StopReasonStop
-		cutOff := !overflow && llm.LengthStopOverflow(msg, model.MaxTokens, window)
-		switch {
-		case silent:
-			a.autoCompact(ctx, ReasonOverflow, false)
-			return false
-		case overflow || cutOff:
-			if recovered {
-				text := textOverflowAgain
-				if cutOff {
-					text = textLengthAgain
-				}
-				a.emit(CompactionEnd{Reason: ReasonOverflow, Err: fmt.Errorf("%w: %s", ErrRecoveryFailed, text)})
-				return false
+	switch over := compaction.OverflowOf(msg, model, lastErr); over {
+	case compaction.SilentOverflow:
+		a.autoCompact(ctx, ReasonOverflow, false)
+		return false
+	case compaction.ContextOverflow, compaction.CutOff:
+		if recovered {
+			text := textOverflowAgain
+			if over == compaction.CutOff {
+				text = textLengthAgain
 			}
-			a.mu.Lock()
-			a.conv.recovered = true
-			a.mu.Unlock()
-			a.omitLastReply()
-			ok := a.autoCompact(ctx, ReasonOverflow, where == siteAfterRun)
-			return ok && where == siteAfterRun
+			a.emit(CompactionEnd{Reason: ReasonOverflow, Err: fmt.Errorf("%w: %s", ErrRecoveryFailed, text)})
+			return false
 		}
+		a.mu.Lock()
+		a.conv.recovered = true
+		a.mu.Unlock()
+		a.omitLastReply()
+		ok := a.autoCompact(ctx, ReasonOverflow, where == siteAfterRun)
+		return ok && where == siteAfterRun
 	}
 	a.checkThreshold(ctx, where, msg)
 	return false
 }
 
 // checkThreshold compacts when the context has grown past the model's window
-// less reserveTokens (shouldCompact: strictly above).
+// less reserveTokens (compaction.ShouldCompact), else sees whether a
+// background summary should start.
 func (a *Agent) checkThreshold(ctx context.Context, where site, msg *llm.AssistantMessage) {
 	a.mu.Lock()
 	enabled, model := a.conv.autoCompact, a.conv.model
@@ -102,41 +94,27 @@ func (a *Agent) checkThreshold(ctx context.Context, where site, msg *llm.Assista
 	if !ok {
 		return
 	}
-	cs := a.settings().Compaction(model.Provider + "/" + model.ID)
-	if tokens > model.ContextWindow-cs.ReserveTokens {
+	s := a.compactionSettings(model.Provider + "/" + model.ID)
+	s.Enabled = enabled // the agent's switch (SetAutoCompaction)
+	if compaction.ShouldCompact(tokens, model.ContextWindow, s) {
 		a.autoCompact(ctx, ReasonThreshold, false)
 	} else {
-		a.maybeStartBackground(ctx, tokens, model, cs.ReserveTokens)
+		a.maybeStartBackground(ctx, tokens, model, s)
 	}
 }
 
-// thresholdTokens measures the context for the threshold check as pi 1.6
-// does: between turns, and whenever failed attempts are hidden, the projected
-// estimate (the last usage it can trust plus chars/4 of what follows); after
-// a failed or unmeasured reply, the classic estimate, unless its only usage
-// is from before the latest compaction (then no check); else the reply's own
-// usage.
+// thresholdTokens measures the context for the threshold check
+// (compaction.ThresholdTokens): the projected estimate between turns, and
+// whenever failed attempts are hidden.
 func (a *Agent) thresholdTokens(where site, msg *llm.AssistantMessage) (int, bool) {
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	sctx, err := a.s.Context("")
+	projected := where == siteBetweenTurns || hasContextEdits(a.s.LeafView())
+	a.mu.Unlock()
 	if err != nil {
 		return 0, false
 	}
-	if where == siteBetweenTurns || hasContextEdits(a.s.LeafView()) {
-		return sctx.EstimateNext().Tokens, true
-	}
-	if msg.StopReason == llm.StopReasonError || msg.Usage.ContextTokens() == 0 {
-		est := session.EstimateContextTokens(sctx.Messages)
-		if est.LastUsageIndex < 0 {
-			return 0, false
-		}
-		if first := sctx.Entries[0]; first.Type == session.TypeCompaction && sctx.Entries[est.LastUsageIndex].Line < first.Line {
-			return 0, false // the only usage was measured before the latest compaction
-		}
-		return est.Tokens, true
-	}
-	return msg.Usage.ContextTokens(), true
+	return compaction.ThresholdTokens(sctx, msg, projected)
 }
 
 // hasContextEdits reports whether the part of the path the model sees (the
@@ -185,9 +163,15 @@ func (a *Agent) autoCompact(ctx context.Context, reason Reason, willRetry bool) 
 	return err == nil
 }
 
+// setCompacting moves the agent into the phase of an automatic compaction
+// inside a prompt's work, or back out of it.
 func (a *Agent) setCompacting(on bool) {
+	ev := evCompactEnd
+	if on {
+		ev = evCompactStart
+	}
 	a.mu.Lock()
-	a.conv.compacting = on
+	a.conv.move(ev)
 	a.mu.Unlock()
 }
 

@@ -25,6 +25,12 @@ type CompactRequest struct {
 	Instructions string
 	// Summarizer says which model writes the summary.
 	Summarizer SummarizerChoice
+	// ExactKeepRecent makes a manual compaction decide as automatic
+	// compaction does (pi 1.6): when keepRecentTokens keeps the whole
+	// conversation there is nothing to compact. Without it a manual
+	// compaction then summarizes everything before the latest exchange
+	// (prime compact sets it for an explicit --keep-recent-tokens).
+	ExactKeepRecent bool
 }
 
 // CompactionPlan is a compaction decided but not made: everything a dry run
@@ -180,8 +186,8 @@ func (a *Agent) PlanCompaction(ctx context.Context, req CompactRequest) (*Compac
 	if m := sctx.Model; m != nil && m.Provider != "" && m.ModelID != "" {
 		modelKey = m.Provider + "/" + m.ModelID
 	}
-	cs := a.settings().Compaction(modelKey)
-	settings := compaction.Settings{Enabled: cs.Enabled, ReserveTokens: cs.ReserveTokens, KeepRecentTokens: cs.KeepRecentTokens}
+	settings := a.compactionSettings(modelKey)
+	settings.Manual = reason == ReasonManual && !req.ExactKeepRecent
 	prep, err := compaction.PrepareContext(sctx, pins, settings)
 	if err != nil {
 		return nil, err
@@ -190,8 +196,15 @@ func (a *Agent) PlanCompaction(ctx context.Context, req CompactRequest) (*Compac
 		Reason: reason, LeafID: leaf, Instructions: strings.TrimSpace(req.Instructions),
 		Preparation: prep, ThinkingLevel: sctx.ThinkingLevel, SessionModel: sctx.Model,
 		Summarizer: sum, ContextWindow: win.tokens, ContextWindowSource: win.source,
-		Threshold: win.tokens - settings.ReserveTokens, reg: reg, system: sctx.System(),
+		Threshold: compaction.Threshold(win.tokens, settings), reg: reg, system: sctx.System(),
 	}, nil
+}
+
+// compactionSettings are the settings.json compaction settings for model
+// ("provider/id"), per-model overrides applied.
+func (a *Agent) compactionSettings(model string) compaction.Settings {
+	cs := a.settings().Compaction(model)
+	return compaction.Settings{Enabled: cs.Enabled, ReserveTokens: cs.ReserveTokens, KeepRecentTokens: cs.KeepRecentTokens}
 }
 
 // RunCompaction makes the compaction a plan describes and appends it: one
@@ -234,6 +247,7 @@ func (a *Agent) RunCompaction(ctx context.Context, plan *CompactionPlan) (res *C
 	if !plan.announced {
 		a.emit(CompactionStart{Reason: plan.Reason, Summarizer: plan.Summarizer.Ref})
 	}
+	a.emit(plannedProgress(plan.Preparation))
 	fromHook := false
 	defer func() {
 		err = cancelled(ctx, OpCompaction, err)
@@ -270,43 +284,10 @@ func (a *Agent) RunCompaction(ctx context.Context, plan *CompactionPlan) (res *C
 		return nil, hookCancelled(OpCompaction, d.CancelledBy)
 	}
 
-	var out *compaction.Result
-	payload := d.Compaction
-	if payload != nil {
-		fromHook = true
-		out = &compaction.Result{
-			Summary: payload.Summary, FirstKeptEntryID: payload.FirstKeptEntryID, TokensBefore: payload.TokensBefore,
-			Details: payload.Details, Usage: payload.Usage, CustomInstructions: payload.CustomInstructions,
-		}
-	} else {
-		if out = plan.background.ready(); out == nil {
-			if modelErr != nil {
-				return nil, modelErr
-			}
-			out, err = compaction.Compact(ctx, d.Preparation, compaction.Options{
-				Provider: p, Model: model, ThinkingLevel: plan.ThinkingLevel,
-				CustomInstructions: plan.Instructions, Progress: a.progress(OpCompaction),
-			})
-			if err != nil {
-				return nil, err
-			}
-		}
-		payload = out.Entry()
+	out, payload, fromHook, err := a.compactionToAppend(ctx, plan, d, p, model, modelErr, started)
+	if err != nil {
+		return nil, err
 	}
-	if plan.system != nil {
-		// Hook-supplied or not, the entry carries the system state; the
-		// session stamps it with the entry's time.
-		withSystem := *payload
-		withSystem.SystemMessage = plan.system
-		payload = &withSystem
-	}
-	if !fromHook {
-		payload = a.withReceipt(plan, out, payload, started)
-		withDetails := *out
-		withDetails.Details = payload.Details // the result shows what was stored
-		out = &withDetails
-	}
-
 	entry, err := a.appendAt(ctx, plan.LeafID, payload)
 	if err != nil {
 		return nil, err
@@ -333,6 +314,89 @@ func (a *Agent) RunCompaction(ctx context.Context, plan *CompactionPlan) (res *C
 	return res, err
 }
 
+// compactionToAppend is the compaction entry RunCompaction appends and the
+// result it reports: the one a session_before_compact hook supplied
+// (fromHook), or else the summary (the background one when it is ready,
+// else the summarizer's, which fails with modelErr when the summarizer
+// cannot be used); the entry carries the system state in force at the leaf
+// and, for Prime's own, the receipt.
+func (a *Agent) compactionToAppend(ctx context.Context, plan *CompactionPlan, d *hook.CompactDecision,
+	p llm.Provider, model llm.Model, modelErr error, started time.Time,
+) (out *compaction.Result, payload *session.CompactionEntry, fromHook bool, err error) {
+	payload = d.Compaction
+	if payload != nil {
+		fromHook = true
+		out = &compaction.Result{
+			Summary: payload.Summary, FirstKeptEntryID: payload.FirstKeptEntryID, TokensBefore: payload.TokensBefore,
+			Details: payload.Details, Usage: payload.Usage, CustomInstructions: payload.CustomInstructions,
+		}
+	} else {
+		if out = plan.background.ready(); out == nil {
+			if modelErr != nil {
+				return nil, nil, false, modelErr
+			}
+			out, err = compaction.Compact(ctx, d.Preparation, compaction.Options{
+				Provider: p, Model: model, ThinkingLevel: plan.ThinkingLevel,
+				CustomInstructions: plan.Instructions, Progress: a.progress(OpCompaction),
+			})
+			if err != nil {
+				return nil, nil, false, err
+			}
+		}
+		payload = out.Entry()
+	}
+	if plan.system != nil {
+		// Hook-supplied or not, the entry carries the system state; the
+		// session stamps it with the entry's time.
+		withSystem := *payload
+		withSystem.SystemMessage = plan.system
+		payload = &withSystem
+	}
+	if !fromHook {
+		payload = a.withReceipt(plan, out, payload, started)
+		withDetails := *out
+		withDetails.Details = payload.Details // the result shows what was stored
+		out = &withDetails
+	}
+
+	return out, payload, fromHook, nil
+}
+
+// readPath returns plan.Path, reading it from the session first when the
+// plan was made without it (see [CompactionPlan]).
+func (a *Agent) readPath(plan *CompactionPlan) []*session.Entry {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if plan.Path == nil {
+		plan.Path = a.s.Path(plan.LeafID)
+	}
+	return plan.Path
+}
+
+// withReceipt returns payload with the compaction's receipt in its details
+// (Prime's own details only: a hook's are the hook's): what the summary
+// covered, by which model, how long it took since started, and the size of
+// the context it leaves, computed on the path as it will be once payload is
+// appended.
+func (a *Agent) withReceipt(plan *CompactionPlan, out *compaction.Result, payload *session.CompactionEntry, started time.Time) *session.CompactionEntry {
+	var bg *compaction.BackgroundUse
+	if u := plan.background; u != nil {
+		bg = &compaction.BackgroundUse{PlannedAt: u.plannedAt, Updated: u.updated, Took: u.duration, Waited: time.Since(u.waitStart), Messages: u.messages}
+	}
+	after, err := compaction.ContextAfter(a.readPath(plan), payload)
+	if err != nil {
+		after = 0 // unknown
+	}
+	r := compaction.ReceiptOf(string(plan.Reason), plan.Preparation, out, plan.Summarizer.Ref, time.Since(started), after, bg)
+	details, ok := compaction.WithReceipt(payload.Details, r)
+	if !ok {
+		return payload
+	}
+	withReceipt := *payload
+	withReceipt.Details = details
+	return &withReceipt
+}
+
 // compactFailed dispatches session_compact_failed for a compaction that
 // wrote nothing. fromHook reports that a hook cancelled it or supplied the
 // compaction that could not be stored.
@@ -347,4 +411,16 @@ func (a *Agent) compactFailed(ctx context.Context, hooks *hook.Runner, plan *Com
 		Reason: hook.Reason(plan.Reason), ErrorMessage: err.Error(), Aborted: isCancelled(err),
 		WillRetry: plan.WillRetry, FromExtension: fromHook,
 	}))
+}
+
+// plannedProgress says how much a compaction summarizes.
+func plannedProgress(prep *compaction.Preparation) *Progress {
+	e := &Progress{Kind: ProgressPlanned, Op: OpCompaction}
+	for _, msgs := range [][]session.Message{prep.MessagesToSummarize, prep.TurnPrefixMessages} {
+		for _, m := range msgs {
+			e.Tokens += session.EstimateTokens(m)
+			e.Messages++
+		}
+	}
+	return e
 }

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/prime-agent/prime/agent"
 	"github.com/prime-agent/prime/compaction"
@@ -186,7 +185,7 @@ func TestCompactAgainstFakes(t *testing.T) {
 				!strings.Contains(r.LastUserText(), "[User]: ") || r.MaxTokens() < 13107 || (srv.API() == llm.APIOpenAICompletions && r.MaxTokens() != 13107) || len(r.ToolNames()) != 0 {
 				t.Errorf("request: model %q, max tokens %d, tools %v, system %q", r.Model(), r.MaxTokens(), r.ToolNames(), r.System())
 			}
-			if k := ev.kinds(); !strings.HasPrefix(k, "start request text") || !strings.HasSuffix(k, "end") {
+			if k := ev.kinds(); !strings.HasPrefix(k, "start planned request text") || !strings.HasSuffix(k, "end") {
 				t.Errorf("events %s", k)
 			}
 		})
@@ -204,7 +203,7 @@ func TestCompactOffline(t *testing.T) {
 	if !ok || d.Summarizer != compaction.SummarizerDeterministic || !strings.Contains(d.DeterministicReason, "offline") || res.Compaction.Usage != nil {
 		t.Errorf("details %+v, usage %v", d, res.Compaction.Usage)
 	}
-	if k := ev.kinds(); k != "start fallback end" {
+	if k := ev.kinds(); k != "start planned fallback end" {
 		t.Errorf("events %q", k)
 	}
 	// A second compaction right away has nothing to do.
@@ -238,7 +237,7 @@ func TestCompactOverflowEverywhere(t *testing.T) {
 	if n := len(srv.Requests()); n != 1+compaction.MaxOverflowRetries {
 		t.Errorf("%d requests, want the first and %d smaller ones", n, compaction.MaxOverflowRetries)
 	}
-	if k := ev.kinds(); k != "start request overflowRetry request overflowRetry request fallback end" {
+	if k := ev.kinds(); k != "start planned request overflowRetry request overflowRetry request fallback end" {
 		t.Errorf("events %q", k)
 	}
 }
@@ -248,9 +247,7 @@ func TestCompactOverflowEverywhere(t *testing.T) {
 // and the error says so.
 func TestCompactCancelled(t *testing.T) {
 	srv := llmtest.NewAnthropic(t)
-	srv.Handle(func(*llmtest.Request) llmtest.Reply {
-		return llmtest.Reply{Parts: []llmtest.Part{llmtest.Text("never sent")}, Delay: time.Hour}
-	})
+	asked := llmtest.Hold(srv, "never sent")
 	path, before := genFile(t, 10)
 	var ev events
 	ag, err := agent.Load(path, config(agentDir(t, srv), testSettings(t, "compaction.keepRecentTokens", "4000"), &ev))
@@ -259,12 +256,8 @@ func TestCompactCancelled(t *testing.T) {
 	}
 	defer ag.Close()
 	ctx, cancel := context.WithCancel(t.Context())
-	go func() {
-		for len(srv.Requests()) == 0 {
-			time.Sleep(time.Millisecond)
-		}
-		cancel()
-	}()
+	defer cancel()
+	go cancelWhen(ctx, asked, cancel)
 	res, err := ag.Compact(ctx, agent.CompactRequest{Summarizer: agent.SummarizerChoice{Model: "anthropic/claude-test"}})
 	var ce *agent.CancelledError
 	if res != nil || !errors.As(err, &ce) || !errors.Is(err, agent.ErrCancelled) || !errors.Is(err, context.Canceled) ||

@@ -77,7 +77,8 @@ func (a *Agent) ContextBreakdown(ctx context.Context, req BreakdownRequest) (*Co
 	if bg := a.settings().Background(); bg.Enabled {
 		pct = bg.Percent
 	}
-	b, err := compaction.Breakdown(path, compaction.Settings{Enabled: cs.Enabled, ReserveTokens: cs.ReserveTokens, KeepRecentTokens: cs.KeepRecentTokens}, out.Window, pct)
+	// The cut previewed is the one /compact would make now.
+	b, err := compaction.Breakdown(path, compaction.Settings{Enabled: cs.Enabled, ReserveTokens: cs.ReserveTokens, KeepRecentTokens: cs.KeepRecentTokens, Manual: true}, out.Window, pct)
 	if err != nil {
 		return nil, err
 	}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
+	"slices"
 
 	"github.com/prime-agent/prime/llm/registry"
 )
@@ -107,9 +107,50 @@ func (e *ModelError) Error() string {
 	if errors.Is(e.Err, registry.ErrUnknownModel) {
 		return what + ": not a model Prime knows (see 'prime models'; models.json can add it)"
 	}
-	// The registry names the model too: say it once.
-	return what + ": " + strings.TrimPrefix(e.Err.Error(), "registry: "+e.Ref+": ")
+	return what + ": " + e.Err.Error()
 }
 
 // Unwrap returns the cause.
 func (e *ModelError) Unwrap() error { return e.Err }
+
+// WriteFailure says that a message could not be written to the session
+// file (a full or read-only disk, a file truncated, replaced or removed
+// meanwhile), so the run that produced it stopped. Print and JSON modes
+// exit non-zero on it: the answer on screen is not in the session.
+type WriteFailure struct {
+	// File is the session file.
+	File string
+	// Err is why the first message could not be written.
+	Err error
+	// LostResults are the tool calls that ran but whose results are not in
+	// the file.
+	LostResults []ToolCallRef
+}
+
+// ToolCallRef names one tool call.
+type ToolCallRef struct {
+	ID, Name string
+}
+
+func (f *WriteFailure) Error() string {
+	msg := fmt.Sprintf("could not write to the session file: %v", f.Err)
+	for _, c := range f.LostResults {
+		msg += fmt.Sprintf("; the tool call %s (%s) ran, but its result is not in the file", c.Name, c.ID)
+	}
+	return msg
+}
+
+func (f *WriteFailure) Unwrap() error { return f.Err }
+
+// WriteFailure returns the first failure to write a message to the session
+// file since the agent was made, or nil.
+func (a *Agent) WriteFailure() *WriteFailure {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if f := a.conv.writeFailure; f != nil {
+		c := *f
+		c.LostResults = slices.Clone(f.LostResults)
+		return &c
+	}
+	return nil
+}

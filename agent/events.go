@@ -6,8 +6,8 @@ import (
 	"github.com/prime-agent/prime/compaction"
 	"github.com/prime-agent/prime/hook"
 	"github.com/prime-agent/prime/llm"
+	"github.com/prime-agent/prime/loop"
 	"github.com/prime-agent/prime/session"
-	"github.com/prime-agent/prime/tool"
 )
 
 // Op names an operation of the agent.
@@ -63,18 +63,25 @@ type AgentEnd struct {
 // compaction it caused is over. Aborted reports that the user aborted.
 type AgentSettled struct{ Aborted bool }
 
-// TurnStart begins a turn: one reply and the tool calls it makes.
-type TurnStart struct{}
-
-// TurnEnd ends a turn.
-type TurnEnd struct {
-	Message     *llm.AssistantMessage
-	ToolResults []*llm.ToolResultMessage
-}
-
-// MessageStart begins a message. An assistant reply starts when its stream
-// does (Message holds only its metadata); other messages are complete.
-type MessageStart struct{ Message llm.Message }
+// The events of a run that the agent passes on as the loop tells them
+// (the loop's own types, so the two cannot drift apart).
+type (
+	// TurnStart begins a turn: one reply and the tool calls it makes.
+	TurnStart = loop.TurnStart
+	// TurnEnd ends a turn: its reply and its tool results.
+	TurnEnd = loop.TurnEnd
+	// MessageStart begins a message. An assistant reply starts when its
+	// stream does (Message holds only its metadata); other messages are
+	// complete.
+	MessageStart = loop.MessageStart
+	// ToolStart announces a tool call.
+	ToolStart = loop.ToolStart
+	// ToolUpdate carries a running call's partial result.
+	ToolUpdate = loop.ToolUpdate
+	// ToolEnd reports a call's result; Duration is 0, and Ran false, when
+	// the tool never ran.
+	ToolEnd = loop.ToolEnd
+)
 
 // MessageUpdate is one streamed step of the reply in progress (Event: a
 // block's start, delta or end).
@@ -91,23 +98,6 @@ type MessageEnd struct {
 	Message llm.Message
 	Entry   *session.Entry
 	Err     error
-}
-
-// ToolStart announces a tool call.
-type ToolStart struct{ Call llm.ToolCall }
-
-// ToolUpdate carries a running call's partial result.
-type ToolUpdate struct {
-	Call    llm.ToolCall
-	Partial tool.Result
-}
-
-// ToolEnd reports a call's result; Duration is 0 when the tool never ran.
-type ToolEnd struct {
-	Call     llm.ToolCall
-	Result   tool.Result
-	IsError  bool
-	Duration time.Duration
 }
 
 // QueueUpdate gives the texts of both queues, whole, after every change.
@@ -224,9 +214,12 @@ const (
 	// hooks are reported at the start of every operation whose events they
 	// are declared for; the others as their event's dispatch ends.
 	ProgressHookReport
+	// ProgressPlanned: a compaction is about to summarize Messages
+	// messages of Tokens tokens (sent once, before the first request).
+	ProgressPlanned
 )
 
-var progressKindNames = [...]string{"request", "text", "retry", "overflowRetry", "fallback", "hooks", "hookReport"}
+var progressKindNames = [...]string{"request", "text", "retry", "overflowRetry", "fallback", "hooks", "hookReport", "planned"}
 
 // String names the kind ("request", "text", ...).
 func (k ProgressKind) String() string {
@@ -255,20 +248,17 @@ type Progress struct {
 	HookEvent  string
 	Handlers   []string
 	HookReport *hook.Report
+	// Tokens and Messages are what a compaction summarizes
+	// (ProgressPlanned).
+	Tokens, Messages int
 }
 
 // EventType names the event as pi does.
 func (AgentStart) EventType() string           { return "agent_start" }
 func (AgentEnd) EventType() string             { return "agent_end" }
 func (AgentSettled) EventType() string         { return "agent_settled" }
-func (TurnStart) EventType() string            { return "turn_start" }
-func (TurnEnd) EventType() string              { return "turn_end" }
-func (MessageStart) EventType() string         { return "message_start" }
 func (MessageUpdate) EventType() string        { return "message_update" }
 func (MessageEnd) EventType() string           { return "message_end" }
-func (ToolStart) EventType() string            { return "tool_execution_start" }
-func (ToolUpdate) EventType() string           { return "tool_execution_update" }
-func (ToolEnd) EventType() string              { return "tool_execution_end" }
 func (QueueUpdate) EventType() string          { return "queue_update" }
 func (RetryStart) EventType() string           { return "auto_retry_start" }
 func (RetryEnd) EventType() string             { return "auto_retry_end" }

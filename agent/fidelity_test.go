@@ -153,7 +153,23 @@ var fidelitySummarizers = []fidelitySummarizer{
 // (it measured the uncompacted context), with the rules injected into the
 // user messages: two thirds of them in the first fifth of the session.
 func fidelityMessages(t *testing.T, seed uint64) []session.Payload {
-	data := sessiongen.Bytes(sessiongen.Options{Entries: 1600, Seed: seed, NoCompactions: true, BranchRate: -1, HugeRate: -1})
+	out, users := fidelitySession(t, seed, 1600)
+	early, nEarly := len(users)/5, len(fidelityRules)*2/3
+	for i, rule := range fidelityRules {
+		at := users[i*early/nEarly]
+		if i >= nEarly {
+			at = users[early+(i-nEarly)*(len(users)-early)/(len(fidelityRules)-nEarly)]
+		}
+		appendUserText(out, at, rule)
+	}
+	return out
+}
+
+// fidelitySession is a generated session of entries entries as payloads,
+// usage removed (it measured the uncompacted context), and the indexes of
+// its user messages.
+func fidelitySession(t *testing.T, seed uint64, entries int) ([]session.Payload, []int) {
+	data := sessiongen.Bytes(sessiongen.Options{Entries: entries, Seed: seed, NoCompactions: true, BranchRate: -1, HugeRate: -1})
 	s, err := session.Parse("gen", data)
 	if err != nil {
 		t.Fatal(err)
@@ -180,21 +196,19 @@ func fidelityMessages(t *testing.T, seed uint64) []session.Payload {
 			out = append(out, p)
 		}
 	}
-	early, nEarly := len(users)/5, len(fidelityRules)*2/3
-	for i, rule := range fidelityRules {
-		at := users[i*early/nEarly]
-		if i >= nEarly {
-			at = users[early+(i-nEarly)*(len(users)-early)/(len(fidelityRules)-nEarly)]
-		}
-		u := *(out[at].(*session.MessageEntry).Message.(*llm.UserMessage))
-		text := strings.TrimSpace(llm.TextOf(u.Content))
-		if !strings.HasSuffix(text, ".") && !strings.HasSuffix(text, "!") && !strings.HasSuffix(text, "?") {
-			text += "."
-		}
-		u.Content = []llm.Content{llm.Text{Text: text + " " + rule}}
-		out[at] = &session.MessageEntry{Message: &u}
+	return out, users
+}
+
+// appendUserText adds text at the end of the user message out[at], as a
+// new sentence.
+func appendUserText(out []session.Payload, at int, text string) {
+	u := *(out[at].(*session.MessageEntry).Message.(*llm.UserMessage))
+	have := strings.TrimSpace(llm.TextOf(u.Content))
+	if !strings.HasSuffix(have, ".") && !strings.HasSuffix(have, "!") && !strings.HasSuffix(have, "?") {
+		have += "."
 	}
-	return out
+	u.Content = []llm.Content{llm.Text{Text: have + " " + text}}
+	out[at] = &session.MessageEntry{Message: &u}
 }
 
 // appendAll appends payloads to the session file at path.
@@ -297,8 +311,34 @@ func TestCompactionFidelity(t *testing.T) {
 
 // fidelityRun plays one session through five compactions by sum.
 func fidelityRun(t *testing.T, sum fidelitySummarizer, seed uint64) fidelityRow {
-	msgs := fidelityMessages(t, seed)
-	row := fidelityRow{summarizer: sum.name}
+	return fidelityPlay{msgs: fidelityMessages(t, seed), rules: fidelityRules, rounds: 5}.run(t, sum, seed).row
+}
+
+// A fidelityPlay is a session played through compactions: its messages,
+// the rules to look for in the final context, how many compactions, and
+// the /compact instructions of some of them (by round, from 0).
+type fidelityPlay struct {
+	msgs         []session.Payload
+	rules        []string
+	rounds       int
+	instructions map[int]string
+}
+
+// fidelityEnd is how a play ended: its row, the final context, the last
+// compaction's ledger and the ledger's size after each compaction.
+type fidelityEnd struct {
+	row     fidelityRow
+	text    string
+	ledger  *compaction.Ledger
+	ledgers []int
+}
+
+// run plays the session: the first two fifths, then a compaction by sum
+// after each further part, up to nine tenths of the session.
+func (pl fidelityPlay) run(t *testing.T, sum fidelitySummarizer, seed uint64) fidelityEnd {
+	msgs := pl.msgs
+	end := fidelityEnd{row: fidelityRow{summarizer: sum.name}}
+	row := &end.row
 	path := filepath.Join(t.TempDir(), "s.jsonl")
 	s, err := session.Create(path, session.Options{CWD: "/home/dev/projects/orbit"})
 	if err != nil {
@@ -315,9 +355,10 @@ func fidelityRun(t *testing.T, sum fidelitySummarizer, seed uint64) fidelityRow 
 		cfg = config(agentDir(t, srv), st, nil)
 		choice = agent.SummarizerChoice{Model: srv.Model().Provider + "/" + srv.Model().ID}
 	}
-	// The first chunk is two fifths of the session; each compaction is
-	// followed by an eighth of it as new work.
-	first, step := len(msgs)*2/5, len(msgs)/8
+	// The first chunk is two fifths of the session; each compaction but
+	// the first is preceded by an equal share of the rest as new work.
+	first := len(msgs) * 2 / 5
+	step := (len(msgs)*9/10 - first) / max(pl.rounds-1, 1)
 	for _, p := range msgs[:first] {
 		if _, err := s.Append(p); err != nil {
 			t.Fatal(err)
@@ -333,7 +374,7 @@ func fidelityRun(t *testing.T, sum fidelitySummarizer, seed uint64) fidelityRow 
 	}
 	ag.Close()
 	done := first
-	for round := range 5 {
+	for round := range pl.rounds {
 		if round > 0 {
 			appendAll(t, path, msgs[done:done+step])
 			done += step
@@ -342,7 +383,7 @@ func fidelityRun(t *testing.T, sum fidelitySummarizer, seed uint64) fidelityRow 
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := ag.Compact(t.Context(), agent.CompactRequest{Summarizer: choice})
+		res, err := ag.Compact(t.Context(), agent.CompactRequest{Summarizer: choice, Instructions: pl.instructions[round]})
 		ag.Close()
 		if err != nil {
 			t.Fatalf("%s: compaction %d: %v", sum.name, round+1, err)
@@ -358,8 +399,18 @@ func fidelityRun(t *testing.T, sum fidelitySummarizer, seed uint64) fidelityRow 
 				row.worstBound = max(row.worstBound, float64(c.RepairedTokens)/float64(max(c.Bound, 1)))
 			}
 		}
+		end.ledger = nil
+		if d, ok := compaction.ParseDetails(res.Compaction.Details); ok {
+			end.ledger = d.Ledger
+		}
+		size := 0
+		if end.ledger != nil {
+			size = end.ledger.Tokens()
+		}
+		end.ledgers = append(end.ledgers, size)
 	}
 	text := contextText(t, path)
+	end.text = text
 	for _, p := range modifiedPaths(msgs[:done]) {
 		row.paths++
 		if strings.Contains(text, p) {
@@ -374,26 +425,25 @@ func fidelityRun(t *testing.T, sum fidelitySummarizer, seed uint64) fidelityRow 
 			}
 		}
 	}
-	folded := strings.Join(strings.Fields(text), " ")
-	if os.Getenv("PRIME_FIDELITY_DUMP") != "" {
-		for _, r := range fidelityRules {
-			if strings.Contains(stated.String(), r) && !strings.Contains(folded, r) {
-				t.Logf("lost: %q", r)
-			}
-		}
+	for _, in := range pl.instructions {
+		stated.WriteString(in)
 	}
-	for _, r := range fidelityRules {
+	folded := strings.Join(strings.Fields(text), " ")
+	dump := os.Getenv("PRIME_FIDELITY_DUMP") != ""
+	for _, r := range pl.rules {
 		if !strings.Contains(stated.String(), r) {
-			continue // not reached by the fifth compaction
+			continue // not reached by the last compaction
 		}
 		row.rules++
 		if strings.Contains(folded, r) {
 			row.rulesKept++
+		} else if dump {
+			t.Logf("lost: %q", r)
 		}
 	}
 	row.pinKept = strings.Contains(folded, fidelityPin)
-	if os.Getenv("PRIME_FIDELITY_DUMP") != "" {
+	if dump {
 		t.Logf("%s, seed %d: final context:\n%s", sum.name, seed, text)
 	}
-	return row
+	return end
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/prime-agent/prime/agent"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/llm/llmtest"
+	"github.com/prime-agent/prime/permission"
 	"github.com/prime-agent/prime/session"
 	"github.com/prime-agent/prime/settings"
 )
@@ -216,6 +217,7 @@ func countType(s *session.Session, typ string) int {
 // other process of TestAppendsFromAnotherProcess: it appends to that
 // session file and prints the ids it wrote.
 func TestMain(m *testing.M) {
+	permission.Trampoline() // the sandbox's trampoline, when a test confines a command
 	if path := os.Getenv("PRIME_AGENT_TEST_APPEND"); path != "" {
 		s, err := session.Open(path)
 		if err == nil {
@@ -234,4 +236,14 @@ func TestMain(m *testing.M) {
 		return
 	}
 	os.Exit(m.Run())
+}
+
+// cancelWhen calls cancel once asked is closed (a request arrived), or
+// returns when ctx ends first.
+func cancelWhen(ctx context.Context, asked <-chan struct{}, cancel context.CancelFunc) {
+	select {
+	case <-asked:
+		cancel()
+	case <-ctx.Done():
+	}
 }

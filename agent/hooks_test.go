@@ -15,11 +15,11 @@ import (
 
 	"github.com/prime-agent/prime/agent"
 	"github.com/prime-agent/prime/hook"
-	"github.com/prime-agent/prime/internal/sessiontest"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/llm/llmtest"
 	"github.com/prime-agent/prime/llm/registry"
 	"github.com/prime-agent/prime/session"
+	"github.com/prime-agent/prime/session/sessiontest"
 	"github.com/prime-agent/prime/settings"
 )
 
@@ -145,7 +145,7 @@ func TestCompactWithHooks(t *testing.T) {
 			!bytes.Equal(sessiontest.Line(t, after.CompactionEntry), sessiontest.Line(t, res.Entry)) {
 			t.Errorf("events %s, after %+v", got.names(), after)
 		}
-		if k := ev.kinds(); !strings.HasPrefix(k, "start hooks request text") || !strings.HasSuffix(k, "hooks end") {
+		if k := ev.kinds(); !strings.HasPrefix(k, "start planned hooks request text") || !strings.HasSuffix(k, "hooks end") {
 			t.Errorf("agent events %s", k)
 		}
 	})

@@ -13,6 +13,7 @@ import (
 	"github.com/prime-agent/prime/llm/registry"
 	"github.com/prime-agent/prime/llm/retry"
 	"github.com/prime-agent/prime/session"
+	"github.com/prime-agent/prime/skill"
 	"github.com/prime-agent/prime/tool"
 )
 
@@ -39,7 +40,15 @@ func (a *Agent) conversationRegistry() (*registry.Registry, error) {
 	if dir == "" {
 		dir = a.settings().AgentDir()
 	}
-	return registry.Load(registry.Options{AgentDir: dir, Getenv: a.cfg.Getenv, HTTPClient: a.cfg.HTTPClient, Retry: &retry.Policy{}})
+	return registry.Load(registry.Options{AgentDir: dir, Getenv: a.cfg.Getenv, HTTPClient: a.cfg.HTTPClient, Retry: &retry.Policy{},
+		Stream: a.streamBounds()})
+}
+
+// streamBounds are the settings' bounds on a silent model server
+// (retry.streamIdleTimeoutMs, retry.streamKeepAliveTimeoutMs).
+func (a *Agent) streamBounds() llm.StreamBounds {
+	idle, keepAlive := a.settings().Retry().StreamBounds()
+	return llm.StreamBounds{IdleTimeout: idle, KeepAliveTimeout: keepAlive}
 }
 
 // Model returns the model the agent converses with, choosing it on first
@@ -106,6 +115,11 @@ func (a *Agent) ensureModel(ctx context.Context) error {
 	if warning != "" {
 		a.notice(NoticeWarning, warning)
 	}
+	// models.json's fields Prime does not act on are said once, when the
+	// conversation's model is chosen, not left unused in silence.
+	for _, w := range reg.Warnings() {
+		a.notice(NoticeWarning, w)
+	}
 	return nil
 }
 
@@ -129,7 +143,7 @@ func (a *Agent) chooseModel(ctx context.Context, reg *registry.Registry, session
 	if ref := a.cfg.Model; ref != "" {
 		e, err := reg.Find(ref)
 		if err != nil {
-			return registry.Entry{}, "", fmt.Errorf("--model %s: %w", ref, err)
+			return registry.Entry{}, "", fmt.Errorf("--model: %w", err) // the error names the model
 		}
 		if !e.Supported {
 			return registry.Entry{}, "", fmt.Errorf("model %s: %w %q", e.Ref(), registry.ErrUnsupportedAPI, e.Model.API)
@@ -177,19 +191,18 @@ func (a *Agent) chooseModel(ctx context.Context, reg *registry.Registry, session
 	return registry.Entry{}, "", fmt.Errorf("%w: %s", ErrNoConversationModel, textNoModel)
 }
 
-// clampThinking brings level within what model can do: off for a model that
-// does not reason, high for one that cannot do xhigh.
+// clampThinking brings level within what model can do (pi's
+// clampThinkingLevel, [llm.Model.ClampThinking]): off for a model that does
+// not reason, high for one that cannot do xhigh, the nearest level the
+// model's thinking-level table allows.
 func clampThinking(m llm.Model, level llm.ThinkingLevel) llm.ThinkingLevel {
 	if !m.Reasoning {
 		return llm.ThinkingOff
 	}
 	if !slices.Contains(ThinkingLevels, level) {
-		return defaultThinking
+		level = defaultThinking
 	}
-	if level == llm.ThinkingXHigh && !m.SupportsXHigh {
-		return llm.ThinkingHigh
-	}
-	return level
+	return m.ClampThinking(level)
 }
 
 // AvailableThinkingLevels returns the levels the current model accepts
@@ -201,10 +214,35 @@ func (a *Agent) AvailableThinkingLevels() []llm.ThinkingLevel {
 	if m == nil || !m.Reasoning {
 		return []llm.ThinkingLevel{llm.ThinkingOff}
 	}
-	if m.SupportsXHigh {
-		return slices.Clone(ThinkingLevels)
+	return m.ThinkingLevels()
+}
+
+// promptFile reads the system prompt file name (SYSTEM.md or
+// APPEND_SYSTEM.md) as pi 1.6 does: the project's .prime/NAME when the
+// project is trusted, else the agent directory's. A project's file left
+// out because the project is not trusted is said, once per reading.
+func (a *Agent) promptFile(name string) string {
+	st := a.settings()
+	project := st.ProjectDir()
+	if project == "" {
+		project = a.cwd()
 	}
-	return slices.Clone(ThinkingLevels[:len(ThinkingLevels)-1])
+	if project != "" {
+		path := filepath.Join(project, ".prime", name)
+		if data, err := os.ReadFile(path); err == nil {
+			if st.Trusted(project) {
+				return string(data)
+			}
+			a.notice(NoticeWarning, fmt.Sprintf("%s not read: the project is not trusted, and it would change the system prompt; "+
+				"if you trust it, run \"prime trust\" in it", path))
+		}
+	}
+	if dir := a.agentDir(); dir != "" {
+		if data, err := os.ReadFile(filepath.Join(dir, name)); err == nil {
+			return string(data)
+		}
+	}
+	return ""
 }
 
 // promptSpec gathers what the system prompt is made of.
@@ -214,14 +252,9 @@ func (a *Agent) promptSpec() (*promptSpec, error) {
 	if err != nil {
 		return nil, err
 	}
-	agentDir := a.cfg.AgentDir
-	if agentDir == "" {
-		agentDir = a.settings().AgentDir()
-	}
-	if custom == "" && agentDir != "" {
-		if data, err := os.ReadFile(filepath.Join(agentDir, "SYSTEM.md")); err == nil {
-			custom = string(data)
-		}
+	agentDir := a.agentDir()
+	if custom == "" {
+		custom = a.promptFile("SYSTEM.md")
 	}
 	spec.custom = custom
 	var parts []string
@@ -234,9 +267,9 @@ func (a *Agent) promptSpec() (*promptSpec, error) {
 			parts = append(parts, t)
 		}
 	}
-	if len(a.cfg.AppendSystemPrompt) == 0 && agentDir != "" {
-		if data, err := os.ReadFile(filepath.Join(agentDir, "APPEND_SYSTEM.md")); err == nil {
-			parts = append(parts, string(data))
+	if len(a.cfg.AppendSystemPrompt) == 0 {
+		if t := a.promptFile("APPEND_SYSTEM.md"); t != "" {
+			parts = append(parts, t)
 		}
 	}
 	spec.addendum = strings.Join(parts, "\n\n")
@@ -244,11 +277,19 @@ func (a *Agent) promptSpec() (*promptSpec, error) {
 		spec.tools = append(spec.tools, t.Spec())
 	}
 	if !a.cfg.NoContextFiles {
-		files, err := LoadContextFiles(agentDir, spec.cwd)
+		files, skipped, err := LoadContextFiles(agentDir, spec.cwd, a.contextDenyList(agentDir))
 		if err != nil {
 			return nil, err
 		}
 		spec.contextFiles = files
+		for _, f := range skipped {
+			a.notice(NoticeWarning, fmt.Sprintf("context file %s not read: %s", f.Path, f.Why))
+		}
+	}
+	if reader := skillReader(spec.tools); reader != "" {
+		spec.skills = skill.Prompt(a.loadedResources().skills, reader)
+	} else {
+		a.loadedResources() // the templates are still offered
 	}
 	return spec, nil
 }

@@ -178,7 +178,7 @@ func (a *Agent) pinsChanged() {
 	a.mu.Lock()
 	var patched *session.Entry
 	var err error
-	if !a.conv.busy {
+	if !a.conv.phase.busy() {
 		if patch := a.systemPatchLocked(); patch != nil {
 			patched, err = a.appendLocked(&session.MessageEntry{Message: patch})
 		}

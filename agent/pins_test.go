@@ -142,7 +142,7 @@ func TestPinsBelongToTheirBranch(t *testing.T) {
 // that writes nothing of it, the pin stays word for word in the system
 // prompt of every request (the compaction carries it; the ledger finds it
 // there and puts nothing in the summary); pi 1.6 replays the same system
-// prompt from the file (with tools/pioracle).
+// prompt from the file (with internal/pioracle/harness).
 func TestPinsSurviveCompactions(t *testing.T) {
 	srv := llmtest.NewAnthropic(t)
 	srv.Handle(echo)

@@ -11,7 +11,7 @@ import (
 	"github.com/prime-agent/prime/session/sessiongen"
 )
 
-// TestPiReadsWhatPrimeWrites checks, against pi 1.6 itself (tools/pioracle),
+// TestPiReadsWhatPrimeWrites checks, against pi 1.6 itself (internal/pioracle/harness),
 // that the entries Prime appends are ones pi reads as Prime means them: after
 // an offline compaction (which carries the system state of pi 1.6 sessions)
 // and after a navigation with a branch summary, pi's context over the same
@@ -20,7 +20,7 @@ import (
 // Prime's. Half the sessions are written as pi 1.6 writes them. It runs only
 // when PRIME_PIORACLE names the oracle's wrapper:
 //
-//	PRIME_PIORACLE=$PWD/tools/pioracle/pioracle go test ./agent -run PiReads -v
+//	PRIME_PIORACLE=$PWD/internal/pioracle/harness/pioracle go test ./agent -run PiReads -v
 func TestPiReadsWhatPrimeWrites(t *testing.T) {
 	pioracle.Path(t)
 	compactions, branches := 0, 0

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/prime-agent/prime/internal/safepath"
+	"github.com/prime-agent/prime/internal/smallfile"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/session"
 	"github.com/prime-agent/prime/tool"
@@ -36,6 +39,7 @@ const (
 	sectionRules    = "rules"
 	sectionAddendum = "addendum"
 	sectionProject  = "project_context"
+	sectionSkills   = "skills"
 	sectionCWD      = "cwd"
 )
 
@@ -51,19 +55,38 @@ type ContextFile struct {
 	Content string
 }
 
+// maxContextFile bounds one context file: a repository's AGENTS.md that is
+// huge, or a link to a device, must not fill Prime's memory or the
+// model's context.
+const maxContextFile = 1 << 20
+
+// SkippedContextFile is a context file that was found but not read, and
+// why (for a warning).
+type SkippedContextFile struct {
+	Path, Why string
+}
+
 // LoadContextFiles returns the context files for a conversation in dir: the
 // agent directory's first, then one per directory from the filesystem root
 // down to dir (the first of AGENTS.override.md, AGENTS.md, AGENTS.MD,
 // CLAUDE.md, CLAUDE.MD that is a regular file), each path once, a byte-order
 // mark removed. A file that exists but cannot be read is an error naming it.
-func LoadContextFiles(agentDir, dir string) ([]ContextFile, error) {
+//
+// A context file is text a cloned repository chooses, sent to the model and
+// kept in the session, so a file that leads where the repository should
+// not reach is skipped and returned in skipped: one whose real path is in
+// deny (the sandbox's deny list: ~/.ssh, ~/.aws, the agent's auth.json),
+// one that is not a regular file on a real file system (a FIFO, a device,
+// /proc/self/environ and its API keys), one over 1 MiB, and one that
+// another user could write (safepath: a shared /tmp's AGENTS.md).
+func LoadContextFiles(agentDir, dir string, deny []string) (files []ContextFile, skipped []SkippedContextFile, err error) {
 	var dirs []string
 	if agentDir != "" {
 		dirs = append(dirs, agentDir)
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var chain []string
 	for d := abs; ; d = filepath.Dir(d) {
@@ -75,30 +98,83 @@ func LoadContextFiles(agentDir, dir string) ([]ContextFile, error) {
 	for i := len(chain) - 1; i >= 0; i-- {
 		dirs = append(dirs, chain[i])
 	}
-	var out []ContextFile
+	denied := deniedPaths(deny)
 	seen := map[string]bool{}
 	for _, d := range dirs {
 		for _, name := range contextFileNames {
 			p := filepath.Join(d, name)
-			fi, err := os.Stat(p)
-			if err != nil || !fi.Mode().IsRegular() {
+			fi, err := os.Lstat(p)
+			if err != nil || fi.IsDir() {
 				continue
 			}
-			if real, err := filepath.EvalSymlinks(p); err == nil {
-				p = real
+			real, err := filepath.EvalSymlinks(p)
+			if err != nil {
+				continue // a link that leads nowhere
 			}
-			if !seen[p] {
-				seen[p] = true
-				data, err := os.ReadFile(p)
-				if err != nil {
-					return nil, fmt.Errorf("context file: %w", err)
-				}
-				out = append(out, ContextFile{Path: p, Content: string(bytes.TrimPrefix(data, []byte("\ufeff")))})
+			if seen[real] {
+				break
 			}
+			seen[real] = true
+			if why := contextFileRefused(real, denied); why != "" {
+				skipped = append(skipped, SkippedContextFile{Path: p, Why: why})
+				break
+			}
+			data, err := smallfile.Read(real, maxContextFile)
+			if why := smallfile.Why(err); why != "" {
+				skipped = append(skipped, SkippedContextFile{Path: p, Why: why})
+				break
+			}
+			if err != nil {
+				return nil, nil, fmt.Errorf("context file: %w", err)
+			}
+			if why := ""; unsafeContextFile(p, &why) {
+				skipped = append(skipped, SkippedContextFile{Path: p, Why: why})
+				break
+			}
+			files = append(files, ContextFile{Path: real, Content: string(bytes.TrimPrefix(data, []byte("\ufeff")))})
 			break
 		}
 	}
-	return out, nil
+	return files, skipped, nil
+}
+
+// deniedPaths are the deny list's paths as written and where they lead.
+func deniedPaths(deny []string) []string {
+	var out []string
+	for _, d := range deny {
+		if !filepath.IsAbs(d) {
+			continue
+		}
+		out = append(out, filepath.Clean(d))
+		if r, err := filepath.EvalSymlinks(d); err == nil && r != filepath.Clean(d) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// unsafeContextFile reports, setting why, whether another user of the
+// machine could write the context file at p (a shared /tmp's AGENTS.md,
+// a file anyone may write): its text would tell the model what to do in
+// the user's name.
+func unsafeContextFile(p string, why *string) bool {
+	var ue *safepath.UnsafeError
+	if !errors.As(safepath.Check(p), &ue) {
+		return false
+	}
+	*why = fmt.Sprintf("another user could change it (%v)", ue)
+	return true
+}
+
+// contextFileRefused says why the context file at real (its links
+// resolved) is not read, "" when it may be.
+func contextFileRefused(real string, denied []string) string {
+	for _, d := range denied {
+		if real == d || strings.HasPrefix(real, d+string(filepath.Separator)) {
+			return fmt.Sprintf("it leads to %s, which is on the deny list of credentials (permissions.denyRead)", real)
+		}
+	}
+	return ""
 }
 
 // promptText reads a --system-prompt or --append-system-prompt value: the
@@ -123,7 +199,10 @@ type promptSpec struct {
 	addendum     string
 	tools        []tool.Spec
 	contextFiles []ContextFile
+	skills       string // the skills section's text (skill.Prompt), "" for none
 	cwd          string
+	// mcp are the tools section's lines for the MCP servers (mcp.go).
+	mcp []string
 }
 
 // sections renders the prompt's sections, in order.
@@ -145,6 +224,7 @@ func (p *promptSpec) sections() []session.SystemSection {
 				lines = append(lines, "- "+t.Name+": "+t.Snippet)
 			}
 		}
+		lines = append(lines, p.mcp...)
 		if len(lines) == 0 {
 			add(sectionTools, noToolsText)
 		} else {
@@ -161,6 +241,9 @@ func (p *promptSpec) sections() []session.SystemSection {
 			parts = append(parts, "<project_instructions path=\""+f.Path+"\">\n"+f.Content+"\n</project_instructions>")
 		}
 		add(sectionProject, strings.Join(parts, "\n\n"))
+	}
+	if p.skills != "" {
+		add(sectionSkills, p.skills)
 	}
 	add(sectionCWD, filepath.ToSlash(p.cwd))
 	return out
@@ -193,6 +276,19 @@ func (p *promptSpec) rules() string {
 	add(briefRule)
 	add(pathsRule)
 	return strings.Join(rules, "\n")
+}
+
+// skillReader names the tool the model reads a skill's file with: read,
+// else bash, else "" (no way to read it: the skills are not listed).
+func skillReader(tools []tool.Spec) string {
+	for _, want := range []string{"read", "bash"} {
+		for _, t := range tools {
+			if t.Name == want {
+				return want
+			}
+		}
+	}
+	return ""
 }
 
 // systemPatch compares the prompt and tools the conversation should have

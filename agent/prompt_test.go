@@ -11,6 +11,7 @@ import (
 	"github.com/prime-agent/prime/internal/golden"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/session"
+	"github.com/prime-agent/prime/skill"
 	"github.com/prime-agent/prime/tool"
 )
 
@@ -33,10 +34,25 @@ func TestSystemPrompt(t *testing.T) {
 		{"system-prompt.golden", promptSpec{tools: specs, contextFiles: files, cwd: "/work/project"}},
 		{"system-prompt-custom.golden", promptSpec{custom: "You review code only.", addendum: "Answer in French.", tools: specs, cwd: "/work/project"}},
 		{"system-prompt-no-tools.golden", promptSpec{cwd: "/work/project"}},
+		{"system-prompt-skills.golden", promptSpec{tools: specs, contextFiles: files, cwd: "/work/project",
+			skills: skill.Prompt(testSkills, skillReader(specs))}},
+		{"system-prompt-skills-bash.golden", promptSpec{tools: []tool.Spec{{Name: "bash", Snippet: "run commands"}}, cwd: "/work/project",
+			skills: skill.Prompt(testSkills, "bash")}},
 	} {
 		m := &session.SystemMessage{Sections: tc.spec.sections()}
 		golden.Check(t, tc.name, m.Prompt())
 	}
+}
+
+// testSkills are a user's skills as skill.Load returns them: one only for
+// "/skill:" (left out of the prompt), one whose description needs escaping.
+var testSkills = []skill.Skill{
+	{Name: "pdf-tools", Description: "Extract text and tables from PDF files. Use when reading, converting, or inspecting PDFs.",
+		File: "/home/me/.prime/agent/skills/pdf-tools/SKILL.md", Dir: "/home/me/.prime/agent/skills/pdf-tools"},
+	{Name: "deploy-prod", Description: "Deploy to production.", DisableModelInvocation: true,
+		File: "/home/me/.prime/agent/skills/deploy-prod/SKILL.md", Dir: "/home/me/.prime/agent/skills/deploy-prod"},
+	{Name: "sql-review", Description: "Review SQL for <injection> & \"N+1\" queries.", Scope: skill.Project,
+		File: "/work/project/.prime/skills/sql-review/SKILL.md", Dir: "/work/project/.prime/skills/sql-review"},
 }
 
 func TestLoadContextFiles(t *testing.T) {
@@ -50,7 +66,7 @@ func TestLoadContextFiles(t *testing.T) {
 	os.WriteFile(filepath.Join(root, "repo", "AGENTS.md"), []byte("repo agents"), 0o644) // wins over CLAUDE.md
 	os.WriteFile(filepath.Join(project, "CLAUDE.md"), []byte("sub rules"), 0o644)
 	os.Mkdir(filepath.Join(root, "AGENTS.md"), 0o755) // a directory is not a file
-	files, err := LoadContextFiles(agentDir, project)
+	files, _, err := LoadContextFiles(agentDir, project, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +79,7 @@ func TestLoadContextFiles(t *testing.T) {
 		t.Errorf("files %v\nwant %s", got, want)
 	}
 	// The agent directory inside the project: its file comes once.
-	files, _ = LoadContextFiles(project, project)
+	files, _, _ = LoadContextFiles(project, project, nil)
 	n := 0
 	for _, f := range files {
 		if f.Content == "sub rules" {

@@ -3,8 +3,6 @@ package agent
 import (
 	"errors"
 	"fmt"
-	"math"
-	"time"
 
 	"github.com/prime-agent/prime/compaction"
 	"github.com/prime-agent/prime/llm"
@@ -109,41 +107,7 @@ func (a *Agent) compactionEntryLocked(id string) (*session.Entry, error) {
 	return e, nil
 }
 
-// withReceipt returns payload with the compaction's receipt in its details
-// (Prime's own details only: a hook's are the hook's): what the summary
-// covered, by which model, how long it took since started, and the size of
-// the context it leaves, computed on the path as it will be once payload is
-// appended.
-func (a *Agent) withReceipt(plan *CompactionPlan, out *compaction.Result, payload *session.CompactionEntry, started time.Time) *session.CompactionEntry {
-	d, ok := compaction.ParseDetails(payload.Details)
-	if !ok {
-		return payload
-	}
-	r := &compaction.Receipt{
-		Reason:       string(plan.Reason),
-		TokensBefore: payload.TokensBefore,
-		Messages:     len(plan.Preparation.MessagesToSummarize) + len(plan.Preparation.TurnPrefixMessages),
-		DurationMs:   time.Since(started).Milliseconds(),
-	}
-	if !out.Deterministic {
-		r.Model = plan.Summarizer.Ref
-	}
-	if bg := plan.background; bg != nil {
-		r.Background, r.Updated, r.PlannedAt = true, bg.updated, bg.plannedAt
-		r.DurationMs = bg.duration.Milliseconds()
-		r.WaitMs = time.Since(bg.waitStart).Milliseconds()
-		if bg.updated { // the update request summarized what followed
-			r.DurationMs += time.Since(started).Milliseconds()
-			r.Messages += bg.messages
-		}
-	}
-	if e, err := syntheticCompaction(plan.LeafID, payload, payload.SystemMessage, a.now()); err == nil {
-		if n := contextAfter(a.readPath(plan), e); n != math.MaxInt {
-			r.TokensAfter = n
-		}
-	}
-	d.Receipt = r
-	withReceipt := *payload
-	withReceipt.Details = d.Encode()
-	return &withReceipt
-}
+// ReadableSummary returns a compaction's stored summary as a user should
+// read it, without the scaffolding the model is given around a split turn
+// (see compaction.Readable).
+func ReadableSummary(summary string) string { return compaction.Readable(summary) }

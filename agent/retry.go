@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"fmt"
 	"regexp"
 	"time"
 
@@ -77,11 +78,13 @@ func (a *Agent) retryWait(ctx context.Context, last *llm.AssistantMessage) bool 
 	asked := llm.RetryAfterOf(c.lastErr)
 	waitCtx, cancel := context.WithCancel(ctx)
 	c.retryCancel = cancel
+	c.move(evRetryWait)
 	a.mu.Unlock()
 	defer func() {
 		cancel()
 		a.mu.Lock()
 		a.conv.retryCancel = nil
+		a.conv.move(evRetryEnd)
 		a.mu.Unlock()
 	}()
 	text := ""
@@ -140,4 +143,30 @@ func (a *Agent) AbortRetry() {
 	if cancel != nil {
 		cancel()
 	}
+}
+
+// GaveUpText says how a series of retries that failed ended, for a front
+// end: "gave up after 3 retries: <the last error>", or, when the wait was
+// cancelled, "retry cancelled".
+func GaveUpText(e RetryEnd) string {
+	switch {
+	case e.Success:
+		return ""
+	case e.FinalError == textRetryCancelled:
+		return "retry cancelled"
+	}
+	word := "retries"
+	if e.Attempt == 1 {
+		word = "retry"
+	}
+	return fmt.Sprintf("gave up after %d %s: %s", e.Attempt, word, e.FinalError)
+}
+
+// RoundDelay rounds a retry's delay for reading: to the millisecond below a
+// second, else to a tenth of a second.
+func RoundDelay(d time.Duration) time.Duration {
+	if d < time.Second {
+		return d.Round(time.Millisecond)
+	}
+	return d.Round(100 * time.Millisecond)
 }

@@ -36,31 +36,29 @@ type conversation struct {
 	autoCompact, autoRetry bool
 	flagsSet               bool
 
-	// busy is set from the moment a prompt is accepted until the agent
-	// settles, and for a manual compaction or a navigation; idle is closed
-	// when it ends.
-	busy bool
-	idle chan struct{}
+	// phase is what the agent is doing (runstate.go): busy from the moment
+	// a prompt is accepted until the agent settles, and for a manual
+	// compaction or a navigation; idle is closed when that ends.
+	phase runPhase
+	idle  chan struct{}
 	// settling is closed once the last prompt's AgentSettled was emitted
 	// (nil before any): what begins after it waits for it, so that no event
 	// of a new run or operation comes before it.
 	settling chan struct{}
 	// visible is set once the model began its first reply to the current
-	// prompt. A prompt arriving before that arrived together with the one
-	// being started (pi loses such a prompt): it is queued as a follow-up
-	// rather than refused.
+	// prompt (and for a manual operation). A prompt arriving before that
+	// arrived together with the one being started (pi loses such a
+	// prompt): it is queued as a follow-up rather than refused.
 	visible bool
 	// reply is the metadata of the reply being streamed, as it began.
 	reply *llm.AssistantMessage
-	// manual is set while a manual compaction or a navigation runs: prompts
-	// are refused meanwhile.
-	manual bool
 	// storeFailed is set once a message of the current work could not be
 	// written: the run stops, and the messages that end it (the aborted
 	// reply) fail the same way without saying it again.
 	storeFailed bool
-	// compacting is set while any compaction or branch summary runs.
-	compacting bool
+	// writeFailure is the first message that could not be written since
+	// the agent was made, and the tool calls whose results were lost.
+	writeFailure *WriteFailure
 	// cancel stops what the agent is doing (the run, its retries and
 	// compactions, or a manual operation).
 	cancel context.CancelFunc
@@ -142,17 +140,36 @@ var (
 // events follow, ending with AgentSettled. When the agent is busy the text is
 // queued as opts.Behavior says (Queued), or refused with ErrBusy. A model
 // that cannot be used is an error here, before anything is written.
+//
+// An @path in the text naming an image file (PNG, JPEG, GIF, WebP; relative
+// to the conversation's directory, quoted when it has spaces) attaches the
+// image, in any front end; images for a model that takes text only are
+// refused with ErrNoImageInput.
 func (a *Agent) Prompt(ctx context.Context, text string, opts PromptOptions) (Disposition, error) {
 	if strings.TrimSpace(text) == "" && len(opts.Images) == 0 {
 		return "", ErrEmptyPrompt
 	}
+	text, err := a.expandCommand(text)
+	if err != nil {
+		return "", err
+	}
 	if err := a.ensureModel(ctx); err != nil {
+		return "", err
+	}
+	refs, err := a.imageRefs(text)
+	if err != nil {
+		return "", err
+	}
+	if len(refs) > 0 {
+		opts.Images = append(append([]llm.Image(nil), opts.Images...), refs...)
+	}
+	if err := a.checkImages(opts.Images); err != nil {
 		return "", err
 	}
 	a.mu.Lock()
 	c := &a.conv
-	if c.busy {
-		if c.manual {
+	if c.phase.busy() {
+		if c.phase.manual() {
 			a.mu.Unlock()
 			return "", ErrCompacting
 		}
@@ -174,7 +191,7 @@ func (a *Agent) Prompt(ctx context.Context, text string, opts PromptOptions) (Di
 		return Queued, nil
 	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	a.beginLocked(cancel, false)
+	a.beginLocked(cancel, evPrompt)
 	msg := a.userMessageLocked(text, opts.Images)
 	a.mu.Unlock()
 	if opts.Accepted != nil {
@@ -196,12 +213,18 @@ func (a *Agent) FollowUp(ctx context.Context, text string, images ...llm.Image) 
 	return a.Prompt(ctx, text, PromptOptions{Images: images, Behavior: FollowUp})
 }
 
-// beginLocked marks the agent busy with cancel as the way to stop it.
-func (a *Agent) beginLocked(cancel context.CancelFunc, manual bool) {
+// beginLocked makes the idle agent busy (ev: evPrompt, evManual or
+// evManualSummary) with cancel as the way to stop it; false, and nothing
+// changed, when it is busy already.
+func (a *Agent) beginLocked(cancel context.CancelFunc, ev runEvent) bool {
 	c := &a.conv
-	c.busy, c.manual, c.visible, c.cancel = true, manual, manual, cancel
+	if !c.move(ev) {
+		return false
+	}
+	c.visible, c.cancel = ev != evPrompt, cancel
 	c.storeFailed = false
 	c.idle = make(chan struct{})
+	return true
 }
 
 // endLocked marks the agent idle and returns the function that lets its
@@ -213,7 +236,8 @@ func (a *Agent) endLocked() (release func()) {
 	if c.cancel != nil {
 		c.cancel()
 	}
-	c.busy, c.manual, c.cancel = false, false, nil
+	c.move(evEnd)
+	c.cancel = nil
 	idle := c.idle
 	return func() {
 		if idle != nil {
@@ -227,14 +251,14 @@ func (a *Agent) endLocked() (release func()) {
 func (a *Agent) Busy() bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.conv.busy
+	return a.conv.phase.busy()
 }
 
 // Wait blocks until the agent is idle or ctx is done.
 func (a *Agent) Wait(ctx context.Context) error {
 	a.mu.Lock()
 	idle := a.conv.idle
-	busy := a.conv.busy
+	busy := a.conv.phase.busy()
 	a.mu.Unlock()
 	if !busy || idle == nil {
 		return nil
@@ -254,7 +278,7 @@ func (a *Agent) Wait(ctx context.Context) error {
 func (a *Agent) Abort() {
 	defer a.cancelBackground() // once the run is idle: events stay in order
 	a.mu.Lock()
-	cancel, idle, busy := a.conv.cancel, a.conv.idle, a.conv.busy
+	cancel, idle, busy := a.conv.cancel, a.conv.idle, a.conv.phase.busy()
 	a.mu.Unlock()
 	if !busy {
 		return
@@ -307,16 +331,22 @@ func (a *Agent) drive(ctx context.Context, prompt *llm.UserMessage) {
 	// Before the prompt: a context already over the threshold (or a reply
 	// that overflowed) is compacted first. A retry it would schedule is
 	// dropped: the new prompt is what goes next.
+	a.reloadSettings(ctx)
+	a.refreshTools()
 	a.checkCompaction(ctx, siteBeforePrompt, a.lastAssistant())
-	if ctx.Err() != nil {
-		aborted = true
-		return
-	}
 	start := []llm.Message{}
 	if patch := a.systemPatch(); patch != nil {
 		start = append(start, patch)
 	}
 	start = append(start, prompt)
+	if ctx.Err() != nil {
+		// Aborted before the run began (a compact or an abort right after
+		// the prompt was accepted): the prompt is kept all the same, so
+		// what the user asked is never lost.
+		a.keep(ctx, start)
+		aborted = true
+		return
+	}
 	a.mu.Lock()
 	a.conv.recovered = false
 	a.mu.Unlock()
@@ -355,6 +385,15 @@ func (a *Agent) drive(ctx context.Context, prompt *llm.UserMessage) {
 	}
 }
 
+// keep stores messages no run will send, telling the front ends of each as
+// the loop would.
+func (a *Agent) keep(ctx context.Context, msgs []llm.Message) {
+	for _, m := range msgs {
+		a.emit(MessageStart{Message: m})
+		a.emit(MessageEnd{Message: m, Entry: a.store(ctx, m)})
+	}
+}
+
 // run runs the loop once from start (nil: retry from what the session
 // holds) and returns the run's messages.
 func (a *Agent) run(ctx context.Context, start []llm.Message) []llm.Message {
@@ -362,12 +401,14 @@ func (a *Agent) run(ctx context.Context, start []llm.Message) []llm.Message {
 	tools := a.conv.tools
 	a.mu.Unlock()
 	cfg := &loop.Config{
-		Tools:        tools,
+		Tools:        a.gate(tools),
 		Request:      a.request,
 		Emit:         func(e loop.Event) { a.onLoopEvent(ctx, e) },
 		Queue:        (*agentQueue)(a),
 		BetweenTurns: a.betweenTurns,
 		Now:          a.now,
+		MaxTurns:     a.settings().Conversation().MaxTurns,
+		ErrorBackoff: a.cfg.ToolErrorBackoff,
 	}
 	return loop.Run(ctx, cfg, start)
 }
@@ -410,11 +451,17 @@ func (a *Agent) onLoopEvent(ctx context.Context, e loop.Event) {
 	case loop.RunStart:
 		a.emit(AgentStart{})
 	case loop.RunEnd:
+		switch e.Stopped {
+		case loop.StoppedTurns:
+			a.notice(NoticeWarning, fmt.Sprintf("The run stopped after %d turns, the limit maxTurns sets (--max-turns); send a message to go on.", e.Turns))
+		case loop.StoppedToolErrors:
+			a.notice(NoticeWarning, fmt.Sprintf("The run stopped: the model's tool calls all failed %d turns in a row; send a message to go on.", loop.StopAfterErrors))
+		}
 		a.emit(AgentEnd{Messages: e.Messages, WillRetry: a.decideRetry(lastAssistantOf(e.Messages))})
-	case loop.TurnStart:
-		a.emit(TurnStart{})
-	case loop.TurnEnd:
-		a.emit(TurnEnd{Message: e.Message, ToolResults: e.ToolResults})
+	case loop.Backoff:
+		a.notice(NoticeWarning, fmt.Sprintf("The model's tool calls all failed %d turns in a row; waiting %v before the next request.", e.Failures, e.Delay))
+	case loop.TurnStart, loop.TurnEnd, loop.ToolStart, loop.ToolUpdate, loop.ToolEnd:
+		a.emit(e.(Event))
 	case loop.MessageStart:
 		if am, ok := e.Message.(*llm.AssistantMessage); ok {
 			meta := *am // the metadata as the stream began, for the updates
@@ -423,7 +470,7 @@ func (a *Agent) onLoopEvent(ctx context.Context, e loop.Event) {
 			a.conv.visible, a.conv.reply = true, &meta
 			a.mu.Unlock()
 		}
-		a.emit(MessageStart{Message: e.Message})
+		a.emit(e)
 	case loop.MessageUpdate:
 		a.mu.Lock()
 		reply := a.conv.reply
@@ -435,37 +482,62 @@ func (a *Agent) onLoopEvent(ctx context.Context, e loop.Event) {
 		if am, ok := e.Message.(*llm.AssistantMessage); ok {
 			a.afterReply(am, e.Err)
 		}
-	case loop.ToolStart:
-		a.emit(ToolStart{Call: e.Call})
-	case loop.ToolUpdate:
-		a.emit(ToolUpdate{Call: e.Call, Partial: e.Partial})
-	case loop.ToolEnd:
-		a.emit(ToolEnd{Call: e.Call, Result: e.Result, IsError: e.IsError, Duration: e.Duration})
 	}
 }
 
 // store appends a finished message to the session. A message that cannot be
-// stored stops the run: going on would lose the conversation.
+// stored stops the run: going on would lose the conversation. Once one
+// could not be written, the messages that end the run are not written
+// either (the file stays what the conversation was up to the failure), and
+// each tool result among them is named as lost: that tool did run.
 func (a *Agent) store(ctx context.Context, m llm.Message) *session.Entry {
 	a.mu.Lock()
-	e, err := a.appendLocked(&session.MessageEntry{Message: m})
-	cancel := a.conv.cancel
+	var e *session.Entry
+	err := errStoreStopped
 	told := a.conv.storeFailed
+	if !told {
+		e, err = a.appendLocked(&session.MessageEntry{Message: m})
+	}
+	cancel := a.conv.cancel
+	var f *WriteFailure
 	if err != nil {
 		a.conv.storeFailed = true
+		if a.conv.writeFailure == nil {
+			a.conv.writeFailure = &WriteFailure{File: a.s.File(), Err: err}
+		}
+		f = a.conv.writeFailure
+		if r, ok := m.(*llm.ToolResultMessage); ok && ran(r) {
+			f.LostResults = append(f.LostResults, ToolCallRef{ID: r.ToolCallID, Name: r.ToolName})
+		}
 	}
 	a.mu.Unlock()
-	if err != nil {
-		if !told {
-			a.notice(NoticeError, fmt.Sprintf("could not write to the session file, so the run stops: %v", err))
-		}
-		if cancel != nil {
-			cancel()
-		}
-		return nil
+	if err == nil {
+		return e
 	}
-	return e
+	r, isResult := m.(*llm.ToolResultMessage)
+	switch {
+	case isResult && ran(r):
+		why := err
+		if told {
+			why = f.Err
+		}
+		a.notice(NoticeError, fmt.Sprintf("the tool call %s (%s) ran, but its result could not be written to the session file, so the run stops: %v", r.ToolName, r.ToolCallID, why))
+	case !told:
+		a.notice(NoticeError, fmt.Sprintf("could not write to the session file, so the run stops: %v", err))
+	}
+	if cancel != nil {
+		cancel()
+	}
+	return nil
 }
+
+// ran reports whether the tool of a result ran (a call refused before it
+// ran, or cut off before it started, took no time).
+func ran(r *llm.ToolResultMessage) bool { return r.DurationMs > 0 }
+
+// errStoreStopped is why a message after one that could not be written is
+// not written either.
+var errStoreStopped = errors.New("not written after an earlier write failed")
 
 // appendLocked appends p at the leaf, opening a session loaded read-only for
 // appending first (see appendAt).
@@ -492,10 +564,12 @@ func (a *Agent) afterReply(m *llm.AssistantMessage, err error) {
 	}
 }
 
-// betweenTurns runs between the turns of a run: the threshold check (a long
-// tool loop compacts before its next request), then the system prompt patch
-// if the prompt or tools changed.
+// betweenTurns runs between the turns of a run: a settings file changed
+// meanwhile is read, the threshold check (a long tool loop compacts before
+// its next request), then the system prompt patch if the prompt or tools
+// changed.
 func (a *Agent) betweenTurns(ctx context.Context, last loop.Turn) []llm.Message {
+	a.reloadSettings(ctx) // a settings file changed during the turn applies to the next
 	a.checkThreshold(ctx, siteBetweenTurns, last.Message)
 	if patch := a.systemPatch(); patch != nil {
 		return []llm.Message{patch}
@@ -582,19 +656,20 @@ func (a *Agent) notice(level NoticeLevel, text string) {
 func (a *Agent) beginManual(ctx context.Context, compacting bool) (context.Context, func(), error) {
 	a.Abort()
 	ctx, cancel := context.WithCancel(ctx)
+	ev := evManual
+	if compacting {
+		ev = evManualSummary
+	}
 	a.mu.Lock()
-	if a.conv.busy {
+	if !a.beginLocked(cancel, ev) {
 		a.mu.Unlock()
 		cancel()
 		return nil, nil, ErrBusy
 	}
-	a.beginLocked(cancel, true)
-	a.conv.compacting = compacting
 	a.mu.Unlock()
 	a.afterSettled()
 	return ctx, func() {
 		a.mu.Lock()
-		a.conv.compacting = false
 		release := a.endLocked()
 		a.mu.Unlock()
 		release()

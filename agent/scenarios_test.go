@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/prime-agent/prime/agent"
 	"github.com/prime-agent/prime/compaction"
@@ -15,9 +14,8 @@ import (
 	"github.com/prime-agent/prime/session"
 )
 
-// The scenarios of pi's agent-session-compaction.test.ts (pi-reference §9.8,
-// 49–53) and the branch cases of agent-session-tree-navigation.test.ts
-// (§9.10, 60–69), run against the fake servers with keepRecentTokens 1, as
+// The scenarios of pi's agent-session-compaction.test.ts and the branch
+// cases of agent-session-tree-navigation.test.ts, run against the fake servers with keepRecentTokens 1, as
 // pi runs them against a live model.
 
 // twoPrompts starts a session (a file, or memory when path is "") with two
@@ -100,7 +98,7 @@ func TestPiCompactionScenarios(t *testing.T) {
 					t.Errorf("53: %s event with reason %q", e.EventType(), reason)
 				}
 			}
-			if k := ev.kinds(); !strings.HasPrefix(k, "start request text") || !strings.HasSuffix(k, "end") {
+			if k := ev.kinds(); !strings.HasPrefix(k, "start planned request text") || !strings.HasSuffix(k, "end") {
 				t.Errorf("53: events %s", k)
 			}
 
@@ -229,18 +227,11 @@ func TestPiTreeNavigationScenarios(t *testing.T) {
 		slow.Handle(echo)
 		var ev events
 		tr := newTree(t, slow, &ev)
-		slow.Handle(func(*llmtest.Request) llmtest.Reply {
-			return llmtest.Reply{Parts: []llmtest.Part{llmtest.Text("late")}, Delay: time.Hour}
-		})
+		asked := llmtest.Hold(slow, "late") // the summary's request
 		n, leaf := tr.s.Len(), tr.s.LeafID()
 		cctx, cancel := context.WithCancel(ctx)
-		go func() {
-			for len(slow.Requests()) < 3 {
-				time.Sleep(time.Millisecond)
-			}
-			time.Sleep(100 * time.Millisecond)
-			cancel()
-		}()
+		defer cancel()
+		go cancelWhen(cctx, asked, cancel)
 		res, err := tr.ag.Navigate(cctx, summarize(tr.u1.ID))
 		if res != nil || !errors.Is(err, agent.ErrCancelled) || err.Error() != "branch summary cancelled, nothing written" {
 			t.Fatalf("got %v, %v", res, err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/session"
+	"github.com/prime-agent/prime/settings"
 )
 
 // ErrNotSaved means a fork or clone was asked of a session whose file has
@@ -22,7 +23,7 @@ func (a *Agent) SessionsDir() string {
 	if agentDir == "" {
 		agentDir = a.settings().AgentDir()
 	}
-	return session.SessionsDir(agentDir, a.cwd())
+	return settings.SessionsDir(agentDir, a.cwd())
 }
 
 // NewSession starts a new session in the sessions directory (one kept in
@@ -225,12 +226,7 @@ func (a *Agent) SetLabel(entryID, label string) error {
 func (a *Agent) LastAssistantText() (text string, ok bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	path := a.s.LeafView()
-	for i := path.Len() - 1; i >= 0; i-- {
-		if path.Type(i) != session.TypeMessage {
-			continue
-		}
-		m, err := path.Entry(i).Message()
+	for m, err := range messagesBack(a.s.LeafView()) {
 		if err != nil {
 			continue
 		}

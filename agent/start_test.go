@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/prime-agent/prime/agent"
-	"github.com/prime-agent/prime/llm"
+	"github.com/prime-agent/prime/agentjson"
 	"github.com/prime-agent/prime/llm/llmtest"
 	"github.com/prime-agent/prime/session"
 )
@@ -141,21 +141,6 @@ func TestNewSessionFrom(t *testing.T) {
 	})
 }
 
-func TestMarshalBashUpdate(t *testing.T) {
-	for _, c := range []struct {
-		ev   agent.BashUpdate
-		want string
-	}{
-		{agent.BashUpdate{ID: "r1", Delta: "out\n"}, `{"type":"bash_execution_update","id":"r1","delta":"out\n"}`},
-		{agent.BashUpdate{Delta: "x"}, `{"type":"bash_execution_update","delta":"x"}`},
-	} {
-		line, ok, err := agent.MarshalEvent(c.ev)
-		if err != nil || !ok || string(line) != c.want {
-			t.Errorf("%+v: %s %v %v, want %s", c.ev, line, ok, err, c.want)
-		}
-	}
-}
-
 // TestUpdatesCarryTheReply: a streamed step carries the reply's metadata
 // as it began (pi's message_update has its usage).
 func TestUpdatesCarryTheReply(t *testing.T) {
@@ -173,21 +158,8 @@ func TestUpdatesCarryTheReply(t *testing.T) {
 			t.Fatalf("update %+v", u)
 		}
 	}
-	line, _, err := agent.MarshalEvent(updates[0])
+	line, _, err := agentjson.MarshalEvent(updates[0])
 	if err != nil || !strings.Contains(string(line), `"usage":{"input":1234,`) {
 		t.Errorf("%s %v", line, err)
-	}
-}
-
-// TestMarshalReplyStart: a reply that has only begun is "pending", as pi
-// writes it.
-func TestMarshalReplyStart(t *testing.T) {
-	line, ok, err := agent.MarshalEvent(agent.MessageStart{Message: &llm.AssistantMessage{Model: "m"}})
-	if err != nil || !ok || !strings.Contains(string(line), `"stopReason":"pending"`) {
-		t.Errorf("%s %v %v", line, ok, err)
-	}
-	done := &llm.AssistantMessage{Model: "m", StopReason: llm.StopReasonStop}
-	if line, _, _ := agent.MarshalEvent(agent.MessageStart{Message: done}); !strings.Contains(string(line), `"stopReason":"stop"`) {
-		t.Errorf("%s", line)
 	}
 }

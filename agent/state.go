@@ -59,7 +59,7 @@ func (a *Agent) State() State {
 	defer a.mu.Unlock()
 	c := &a.conv
 	st := State{
-		ThinkingLevel: c.thinking, Busy: c.busy, Compacting: c.compacting, Streaming: c.busy && !c.manual,
+		ThinkingLevel: c.thinking, Busy: c.phase.busy(), Compacting: c.phase.compacting(), Streaming: c.phase.prompting(),
 		SteeringMode: c.steering.modeOrDefault(), FollowUpMode: c.followUp.modeOrDefault(),
 		SessionFile: a.s.File(), SessionName: a.s.Name(),
 		AutoCompaction: c.autoCompact, AutoRetry: c.autoRetry,
@@ -192,30 +192,105 @@ type Stats struct {
 	UserMessages, AssistantMessages, ToolCalls, ToolResults, TotalMessages int
 	Tokens                                                                 llm.Usage
 	Cost                                                                   float64
+	// Last is the usage of the latest reply (the footer's cache-hit share).
+	Last llm.Usage
 }
 
-// Stats adds up the session's messages and usage. The sums are kept: a
-// call reads only the entries appended since the last (the first call on a
-// long session reads every message back from the file).
+// Stats adds up the session's messages and usage. The sums are kept and
+// extended as the agent appends entries, so a call after the first costs
+// nothing; the first (a long session's every message read back from the
+// file) runs without the agent's lock, so State and the others never wait
+// for it.
 func (a *Agent) Stats() Stats {
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	c := &a.stats
-	if c.s != a.s || c.n > a.s.Len() {
-		*c = statsCache{s: a.s}
+	if a.stats.current(a.s) {
+		st := a.stats.st
+		a.mu.Unlock()
+		return st
 	}
-	for _, e := range a.s.EntriesFrom(c.n) {
+	a.mu.Unlock()
+	// One sum at a time: a second caller waits for the first's and then
+	// finds the sums current.
+	a.statsMu.Lock()
+	defer a.statsMu.Unlock()
+	for {
+		a.mu.Lock()
+		c := &a.stats
+		if c.s != a.s || c.n > a.s.Len() {
+			*c = statsCache{s: a.s, gen: c.gen + 1}
+		}
+		if c.n == a.s.Len() {
+			st := c.st
+			a.mu.Unlock()
+			return st
+		}
+		gen, from, st := c.gen, c.n, c.st
+		// A part at a time, so the lock is held briefly (making the
+		// entries of 100k costs some 10 ms).
+		todo := a.s.EntriesBetween(from, from+statsPart)
+		a.mu.Unlock()
+		if a.sumHook != nil {
+			a.sumHook()
+		}
+		// Entries are immutable and read back safely while the session
+		// is in use (session.Session's doc): the sum needs no lock. It
+		// goes on from the sums so far, in file order, so it is exactly
+		// a recount's.
+		for _, e := range todo {
+			st.add(e)
+		}
+		a.mu.Lock()
+		if c.gen == gen && c.n == from {
+			c.st, c.n = st, from+len(todo)
+		}
+		a.mu.Unlock()
+	}
+}
+
+// statsPart is how many entries a Stats sum takes under the lock at a time.
+const statsPart = 4096
+
+// statsCache is Stats of the first n entries of the session s. It is
+// guarded by the agent's mu. gen changes whenever the sums are dropped, so
+// a sum made without the lock is kept only if they were not meanwhile.
+type statsCache struct {
+	s   *session.Session
+	n   int
+	gen int
+	st  Stats
+}
+
+// current reports whether the sums cover every entry of s.
+func (c *statsCache) current(s *session.Session) bool {
+	return c.s == s && c.n == s.Len()
+}
+
+// appended counts e, just appended to s, when the sums covered every entry
+// before it; else the next Stats reads what they miss.
+func (c *statsCache) appended(s *session.Session, e *session.Entry) {
+	if c.s == s && c.n == s.Len()-1 {
 		c.st.add(e)
 		c.n++
 	}
-	return c.st
 }
 
-// statsCache is Stats of the first n entries of the session s.
-type statsCache struct {
-	s  *session.Session
-	n  int
-	st Stats
+// reopened carries the sums of old over to s, the same file opened again
+// for appending, when s begins with the entries they cover (the file only
+// grew); else they are dropped and the next Stats sums s afresh.
+func (c *statsCache) reopened(old, s *session.Session) {
+	if c.s != old {
+		return
+	}
+	if c.n > s.Len() || (c.n > 0 && !sameEntry(old.EntriesFrom(c.n - 1)[0], s.EntriesFrom(c.n - 1)[0])) {
+		*c = statsCache{gen: c.gen + 1}
+		return
+	}
+	c.s = s
+}
+
+// sameEntry reports whether a and b are one entry read twice.
+func sameEntry(a, b *session.Entry) bool {
+	return a.ID == b.ID && a.Type == b.Type && a.Timestamp == b.Timestamp && a.Line == b.Line
 }
 
 // add counts the entry e in st.
@@ -255,6 +330,7 @@ func (st *Stats) add(e *session.Entry) {
 			st.AssistantMessages++
 			st.ToolCalls += len(reply.ToolCalls())
 			usage(&reply.Usage)
+			st.Last = reply.Usage
 		case role == "toolResult":
 			st.ToolResults++
 		}

@@ -17,8 +17,7 @@ import (
 // navigated to.
 //
 // The move must last. A session file has no record of "the leaf moved": pi
-// and Prime take its last entry as the leaf when they load it (pi-reference
-// §1.6). So Uncompact appends an entry at the leaf before the compaction: a
+// and Prime take its last entry as the leaf when they load it. So Uncompact appends an entry at the leaf before the compaction: a
 // custom entry (customType CustomTypeUncompact, data {"compactionId"}),
 // which the model never sees and pi ignores as extension state it does not
 // know. It becomes the leaf; the conversation continues below it. Entries
@@ -28,7 +27,8 @@ import (
 // Pins are the user's, not a branch's: the pins in force before the undo
 // stay in force after it. Pins made (or unpins) since the compaction would
 // be left on the side branch, so the undo appends them again below its
-// entry: a pin entry with the same text for each pin the old leaf had and
+// entry: a pin entry with the same text, id and time for each pin the old
+// leaf had and
 // the entry before the compaction has not, an unpin entry for each pin the
 // entry before the compaction has and the old leaf had not.
 
@@ -161,7 +161,7 @@ func (a *Agent) keepPinsLocked(want []compaction.Pin) ([]*session.Entry, error) 
 	}
 	for _, p := range want {
 		if !had[p.Text] {
-			e, err := a.appendLocked(compaction.PinEntry(p.Text, p.MessageID))
+			e, err := a.appendLocked(compaction.CarriedPinEntry(p))
 			if err != nil {
 				return out, err
 			}

@@ -111,7 +111,8 @@ func TestUncompactErrors(t *testing.T) {
 	if _, err := ag.Unpin(before.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ag.Pin("pinned after the compaction"); err != nil {
+	after, err := ag.Pin("pinned after the compaction")
+	if err != nil {
 		t.Fatal(err)
 	}
 	un, err := ag.Uncompact(t.Context(), res.Entry.ID)
@@ -132,13 +133,26 @@ func TestUncompactErrors(t *testing.T) {
 	if got := texts(ag.Pins()); !slices.Equal(got, []string{"pinned after the compaction"}) {
 		t.Errorf("pins after the undo %q", got)
 	}
+	// It is the same pin: its id and time are kept.
+	if pins := ag.Pins(); len(pins) != 1 || pins[0] != after {
+		t.Errorf("the pin after the undo %+v, before it %+v", pins, after)
+	}
 	ag.Close()
 	s, err := session.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := texts(compaction.Pins(s.LeafPath())); !slices.Equal(got, []string{"pinned after the compaction"}) {
-		t.Errorf("pins in the file after the undo %q", got)
+	if got := compaction.Pins(s.LeafPath()); len(got) != 1 || got[0] != after {
+		t.Errorf("pins in the file after the undo %+v, want %+v", got, after)
+	}
+	// Its id unpins it there.
+	ag2, err := agent.Open(path, config(t.TempDir(), testSettings(t), nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ag2.Close()
+	if _, err := ag2.Unpin(after.ID); err != nil || len(ag2.Pins()) != 0 {
+		t.Errorf("unpin %s after the undo: %v, pins %+v", after.ID, err, ag2.Pins())
 	}
 }
 
@@ -186,7 +200,7 @@ func TestReceipt(t *testing.T) {
 
 // TestPiReadsUncompact: pi 1.6 reads a file after an undone compaction as
 // Prime does: the same messages, estimates and system state at its leaf,
-// the entry marking the move included (tools/pioracle; opt-in).
+// the entry marking the move included (internal/pioracle/harness; opt-in).
 func TestPiReadsUncompact(t *testing.T) {
 	pioracle.Path(t)
 	for seed := uint64(1); seed <= 4; seed++ {

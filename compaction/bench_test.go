@@ -114,7 +114,7 @@ func BenchmarkBuildContextFloor(b *testing.B) {
 // and branches), or with neither (--no-compactions --branch-rate -1: the
 // whole file is the context, the worst case), and pi's large session
 // repeated to 100,000 entries and migrated to version 3, so that
-// "tools/pioracle/pioracle bench" can time pi on the same files.
+// "internal/pioracle/harness/pioracle bench" can time pi on the same files.
 // peak-RSS-MB is how much the process's resident memory grows during one
 // run (Linux only).
 func BenchmarkOpenContextPrepare(b *testing.B) {

@@ -3,7 +3,6 @@ package compaction
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -123,7 +122,7 @@ func BranchBudget(m llm.Model, reserveTokens int) int {
 // of message and custom_message entries as the branch's latest context
 // edit of each leaves them (hidden or with replaced content). Unlike pi,
 // tool results are taken too (the summarizer sees what the tools
-// returned, §10.1 #20), and file operations come from every entry of the
+// returned), and file operations come from every entry of the
 // branch: the tool calls of every message taken or not, and the file lists
 // of the compactions and branch summaries in it that Prime or pi wrote.
 func PrepareBranch(entries []*session.Entry, tokenBudget int) (*BranchPreparation, error) {
@@ -131,21 +130,13 @@ func PrepareBranch(entries []*session.Entry, tokenBudget int) (*BranchPreparatio
 }
 
 // prepareBranch is PrepareBranch; with piRules it leaves out what Prime
-// adds (§10.1 #20: tool results, the compactions' file lists, the file
+// adds (tool results, the compactions' file lists, the file
 // operations of messages the walk does not reach), which makes it pi 1.6's
 // prepareBranchEntries exactly: the comparison with pi checks the walk so.
 func prepareBranch(entries []*session.Entry, tokenBudget int, piRules bool) (*BranchPreparation, error) {
-	edits := map[string]*session.ContextEditEntry{}
-	for _, e := range entries {
-		if e.Type != session.TypeContextEdit {
-			continue
-		}
-		p, err := e.Payload()
-		if err != nil {
-			return nil, fmt.Errorf("compaction: %w", err)
-		}
-		edit := p.(*session.ContextEditEntry)
-		edits[edit.TargetID] = edit
+	edits, err := contextEdits(entries)
+	if err != nil {
+		return nil, err
 	}
 	var files fileTracker
 	led := newLedgerScan()
@@ -153,7 +144,7 @@ func prepareBranch(entries []*session.Entry, tokenBudget int, piRules bool) (*Br
 	for i, e := range entries {
 		m, err := branchMessage(e, edits)
 		if err != nil {
-			return nil, fmt.Errorf("compaction: %w", err)
+			return nil, err
 		}
 		if _, result := m.(*llm.ToolResultMessage); result && piRules {
 			m = nil
@@ -168,7 +159,7 @@ func prepareBranch(entries []*session.Entry, tokenBudget int, piRules bool) (*Br
 			}
 			p, err := e.Payload()
 			if err != nil {
-				return nil, fmt.Errorf("compaction: %w", err)
+				return nil, err
 			}
 			if c := p.(*session.CompactionEntry); !c.FromHook {
 				if d, ok := ParseDetails(c.Details); ok {
@@ -281,8 +272,8 @@ type BranchResult struct {
 }
 
 // Entry returns the branch summary entry payload. fromID is the entry the
-// user navigated away from (the old leaf), as the spec defines it; pi
-// stores the new position there instead (§10.1 #4). The entry is appended
+// user navigated away from (the old leaf); pi stores the new position
+// there instead. The entry is appended
 // as a child of the new leaf.
 func (r *BranchResult) Entry(fromID string) *session.BranchSummaryEntry {
 	return &session.BranchSummaryEntry{FromID: fromID, Summary: r.Summary, Details: r.Details, Usage: r.Usage}
@@ -296,7 +287,7 @@ func (r *BranchResult) Entry(fromID string) *session.BranchSummaryEntry {
 // count in the budget as in pi, are not shown to it: they say nothing. A
 // branch with no other message gives a [*NotCompactableError] wrapping
 // [ErrNothingToSummarize]: no entry is written for it (pi stores a
-// placeholder text, §10.1 #22). A cancelled ctx gives an error wrapping
+// placeholder text). A cancelled ctx gives an error wrapping
 // the context's error and no result.
 func SummarizeBranch(ctx context.Context, prep *BranchPreparation, opts Options) (*BranchResult, error) {
 	var msgs []session.Message

@@ -88,6 +88,11 @@ type CutPreview struct {
 	KeepMessages      int  `json:"keepMessages"`
 	KeepTokens        int  `json:"keepTokens"`
 	IsSplitTurn       bool `json:"isSplitTurn"`
+	// LedgerTokens is the size of the must-survive ledger the summary
+	// would carry (part of the summary, within its bound); LedgerBudget
+	// the most its rules and the user's words may take.
+	LedgerTokens int `json:"ledgerTokens"`
+	LedgerBudget int `json:"ledgerBudget"`
 }
 
 // Breakdown measures the context at the end of path, a root→leaf list of
@@ -110,9 +115,9 @@ func Breakdown(path []*session.Entry, s Settings, window, backgroundPercent int)
 		b.Total += p.Tokens
 	}
 	if b.Window > 0 {
-		b.Threshold = max(b.Window-s.ReserveTokens, 0)
+		b.Threshold = max(Threshold(b.Window, s), 0)
 		if backgroundPercent > 0 {
-			b.BackgroundMark = b.Threshold * backgroundPercent / 100
+			b.BackgroundMark = max(BackgroundMark(b.Window, backgroundPercent, s), 0)
 		}
 	}
 	prep, err := Prepare(path, s)
@@ -126,7 +131,8 @@ func Breakdown(path []*session.Entry, s Settings, window, backgroundPercent int)
 	}
 	history, prefix := prep.spans()
 	c := &CutPreview{FirstKeptEntryID: prep.FirstKeptEntryID, IsSplitTurn: prep.IsSplitTurn,
-		SummarizeMessages: len(history) + len(prefix), SummarizeTokens: prep.replacedTokens()}
+		SummarizeMessages: len(history) + len(prefix), SummarizeTokens: prep.replacedTokens(),
+		LedgerTokens: prep.Ledger.Tokens(), LedgerBudget: LedgerBudget}
 	kept := false
 	for i, e := range ctx.Entries {
 		if kept = kept || e.ID == prep.FirstKeptEntryID; kept {

@@ -222,7 +222,7 @@ func TestStripFileLists(t *testing.T) {
 func TestCompactSplitOffline(t *testing.T) {
 	b := newBuilder(t).parse("u1:40 a1:40 u2:40 a2:40")
 	b.compaction("C1", "u2", "## Goal\n- Earlier goal\n\n<read-files>\nold.go\n</read-files>", `{"readFiles":["old.go"],"modifiedFiles":[]}`, false)
-	b.parse("u3:40 a3:400")
+	b.parse("u3:1200 a3:400") // a turn prefix large enough for a summary by code to be smaller
 	p := mustPrepare(t, b.path, keep(100))
 	if !p.IsSplitTurn || len(p.MessagesToSummarize) != 2 {
 		t.Fatalf("prep: split %v, %d history", p.IsSplitTurn, len(p.MessagesToSummarize))

@@ -77,21 +77,29 @@ func TestPropertyDeterministicShrinks(t *testing.T) {
 					cases++
 					where := fmt.Sprintf("%s leaf %s keep %d reserve %d", ps.name, leaf.ID, k, r)
 					res, err := Compact(t.Context(), prep, Options{})
+					replaced := replacedTokens(prep)
+					if errors.Is(err, ErrNothingToCompact) && replaced < frameTokens {
+						tiny++ // refused: a summary by code would be larger than the span
+						continue
+					}
 					if err != nil {
 						t.Fatalf("%s: %v", where, err)
 					}
-					replaced := replacedTokens(prep)
 					summary := tokensOf(stripFileLists(res.Summary))
 					budget := deterministicBudget(replaced, newSummarizer(Options{}, r).deterministicLimit())
+					after := contextTokens(t, appended(t, path, "c0mp4c7e", res.Entry()))
 					if replaced < frameTokens {
+						// Cut to fit, never larger.
 						tiny++
+						if after > before {
+							t.Errorf("%s: a small span's context of %d tokens after, %d before (summary %d replaces %d)", where, after, before, summary, replaced)
+						}
 						continue
 					}
 					checked++
 					if summary > max(budget, frameTokens) {
 						t.Errorf("%s: summary of %d tokens over its budget of %d (replaces %d)", where, summary, budget, replaced)
 					}
-					after := contextTokens(t, appended(t, path, "c0mp4c7e", res.Entry()))
 					if after >= before {
 						t.Errorf("%s: context of %d tokens after, %d before (summary %d replaces %d)", where, after, before, summary, replaced)
 					}
@@ -138,6 +146,12 @@ func TestRulesIn(t *testing.T) {
 		{"Commit this, then we move on. 🚀 Never log the API token.", []string{"Never log the API token."}}, // the emoji closed the sentence before
 		{"The component must not hard-code any of them.", []string{"The component must not hard-code any of them."}},
 		{"e.g. this. Don't add dependencies.", []string{"Don't add dependencies."}},
+		{"Fix the mask please. the staging database is off-limits", []string{"the staging database is off-limits"}}, // typed in lower case
+		{"Run go test ./... before. the API is frozen, etc. and more", []string{"the API is frozen, etc. and more"}},
+		{"the staging database is off-limits. we're sticking with v1.", []string{"the staging database is off-limits.", "we're sticking with v1."}},
+		{`It says "no window". we don't mock the database`, []string{"we don't mock the database"}},
+		{"Other teams depend on it. run the benchmarks. see no. 5 first. ask before you push", []string{"ask before you push"}},
+		{"Thanks! we're sticking with the v1 wire format for now.", []string{"we're sticking with the v1 wire format for now."}},
 	} {
 		var got []string
 		for _, r := range rulesIn(tc.text) {

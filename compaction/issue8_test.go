@@ -14,7 +14,7 @@ import (
 
 // Issue 8: five places where Prime decided differently from pi 1.6. Each
 // test writes a small session as pi writes one and checks Prime's answer
-// against pi 1.6's, recorded with tools/pioracle on the same lines (the
+// against pi 1.6's, recorded with internal/pioracle/harness on the same lines (the
 // same shapes are sessiongen edge cases, which TestPiOracle compares with
 // pi at every entry).
 

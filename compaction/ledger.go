@@ -11,9 +11,8 @@ import (
 	"github.com/prime-agent/prime/session"
 )
 
-// The must-survive ledger. Models drop what matters most after a compaction
-// (peers.md §0: about a sixth of the user's constraints survive a typical
-// summarizer): the user's rules, the files changed, what was being done.
+// The must-survive ledger. Models drop what matters most after a compaction:
+// the user's rules, the files changed, what was being done.
 // Prime does not rely on the model for them. Before any summary is asked
 // for, code extracts from the span what must not be lost; after the model
 // (or code) answered, each item is looked for in the summary, and what is
@@ -24,10 +23,19 @@ import (
 //
 // The items:
 //
-//   - Constraints: every sentence of the user's messages (and of /compact
-//     instructions) that states a rule or a preference (never, always,
-//     don't, must, prefer, make sure, keep, …), word for word, once each,
-//     oldest first. Restored into "Constraints & Preferences".
+//   - Constraints: every sentence the user wrote (user messages, steering,
+//     /compact instructions) that reads as a standing instruction, however
+//     it is phrased (see rules.go), word for word, once each, oldest
+//     first. A rule the user later lifts ("you can touch the generated
+//     code now") leaves the ledger, and its line leaves the summary.
+//     Restored into "Constraints & Preferences".
+//   - Said: the rest of what the user wrote (requests, questions,
+//     remarks), word for word, one item per message: a rule the reading
+//     missed survives as what the user said. Restored into "Critical
+//     Context".
+//   - The budget: rules and Said together take at most [LedgerBudget]
+//     tokens; past it the rules come first, newest first, then what the
+//     user said, newest first. So the ledger never grows without bound.
 //   - Files: every modified file. The file lists are appended by code to
 //     every summary Prime writes, so they are always there; the check counts
 //     them.
@@ -63,6 +71,12 @@ type Ledger struct {
 	// Constraints are the user's sentences stating a rule or preference,
 	// word for word (white space folded), oldest first, once each.
 	Constraints []string `json:"constraints,omitzero"`
+	// Said are the user's other sentences, word for word (white space
+	// folded), one item per message, oldest first.
+	Said []string `json:"said,omitzero"`
+	// Lifted are the rules the user took back in the span: their lines
+	// are taken out of the summary. Not carried to the next ledger.
+	Lifted []string `json:"lifted,omitzero"`
 	// Request is the user's latest substantive request in the summarized
 	// part (head and tail when long); empty when the kept part holds a
 	// user message, which the model then sees verbatim.
@@ -97,6 +111,7 @@ type LedgerKind string
 // Kinds of ledger items.
 const (
 	LedgerConstraint LedgerKind = "constraint"
+	LedgerSaid       LedgerKind = "said"
 	LedgerFile       LedgerKind = "file"
 	LedgerRequest    LedgerKind = "request"
 	LedgerFailed     LedgerKind = "failure"
@@ -125,6 +140,27 @@ type LedgerCheck struct {
 	// no room within the bound.
 	Repaired []LedgerItem `json:"repaired"`
 	Unfit    []LedgerItem `json:"unfit"`
+	// Lifted are the rules taken back, whose lines were taken out.
+	Lifted []LedgerItem `json:"lifted,omitzero"`
+	// LedgerTokens is the ledger's own size (its rules, what the user
+	// said, the request and the failure, as the summary writes them);
+	// LedgerBudget the most its rules and Said may take.
+	LedgerTokens int `json:"ledgerTokens,omitzero"`
+	LedgerBudget int `json:"ledgerBudget,omitzero"`
+}
+
+// UnfitItems returns the items that found no room but the user's other
+// words, and how many of those did not (they are the ledger's lower tier:
+// kept while they fit, not worth listing one by one).
+func (c *LedgerCheck) UnfitItems() (items []LedgerItem, said int) {
+	for _, it := range c.Unfit {
+		if it.Kind == LedgerSaid {
+			said++
+			continue
+		}
+		items = append(items, it)
+	}
+	return items, said
 }
 
 // SummaryBound is the most tokens a summary (its file lists aside) may take,
@@ -135,8 +171,18 @@ func SummaryBound(replaced, limit int) int {
 	return max(min(limit, replaced*3/4), 0)
 }
 
-// The most constraints a ledger carries; beyond, the oldest are dropped.
-const maxLedgerConstraints = 100
+// LedgerBudget is the most tokens the rules and the user's other words of
+// a ledger take, as the summary writes them: a few thousand, small next to
+// what a compaction replaces, large enough for every word of most users.
+const LedgerBudget = 3000
+
+// saidUnits bounds one message's words in Said, in UTF-16 units (head and
+// tail of a longer one).
+const (
+	saidUnits = 1200
+	saidHead  = 800
+	saidTail  = 350
+)
 
 // requestUnits bounds the request a ledger keeps, in UTF-16 units (head
 // and tail of a longer one).
@@ -163,6 +209,7 @@ func boundedRequest(text string) string {
 type ledgerScan struct {
 	led     Ledger
 	rules   map[string]bool
+	said    map[string]bool
 	calls   map[string]llm.ToolCall // the current turn's tool calls by id
 	failure *LedgerFailure
 	// request is an earlier ledger's, users the texts of the span's user
@@ -172,7 +219,7 @@ type ledgerScan struct {
 }
 
 func newLedgerScan() *ledgerScan {
-	return &ledgerScan{rules: map[string]bool{}, calls: map[string]llm.ToolCall{}}
+	return &ledgerScan{rules: map[string]bool{}, said: map[string]bool{}, calls: map[string]llm.ToolCall{}}
 }
 
 // absorb takes in an earlier ledger (a previous compaction's, or a summary's
@@ -185,6 +232,9 @@ func (l *ledgerScan) absorb(prev *Ledger) {
 	for _, r := range prev.Constraints {
 		l.rule(r)
 	}
+	for _, r := range prev.Said {
+		l.saidItem(r)
+	}
 	if prev.Request != "" {
 		l.request = prev.Request
 	}
@@ -194,25 +244,92 @@ func (l *ledgerScan) absorb(prev *Ledger) {
 	}
 }
 
-// rule adds a constraint once (compared without case and spacing).
+// rule adds a constraint once (compared without case and spacing); a rule
+// stated again after it was lifted is a rule again.
 func (l *ledgerScan) rule(text string) {
-	text = strings.Join(strings.Fields(text), " ")
+	text = folded(text)
 	k := strings.ToLower(text)
 	if text == "" || l.rules[k] {
 		return
 	}
 	l.rules[k] = true
 	l.led.Constraints = append(l.led.Constraints, text)
+	l.led.Lifted = slices.DeleteFunc(l.led.Lifted, func(r string) bool { return strings.ToLower(r) == k })
 }
 
-// rulesOf adds the rules stated in text.
-func (l *ledgerScan) rulesOf(text string) {
-	if !hasRuleWord(text) {
-		return // most messages: not worth splitting into sentences
+// lift takes back the rules a sentence lifts; false when it names none.
+func (l *ledgerScan) lift(sent string) bool {
+	at := english.lifted(sent, l.led.Constraints)
+	if len(at) == 0 {
+		return false
 	}
-	for _, r := range rulesIn(text) {
-		l.rule(strings.TrimPrefix(r, "- "))
+	for i := len(at) - 1; i >= 0; i-- {
+		r := l.led.Constraints[at[i]]
+		delete(l.rules, strings.ToLower(r))
+		l.led.Lifted = append(l.led.Lifted, r)
+		l.led.Constraints = slices.Delete(l.led.Constraints, at[i], at[i]+1)
 	}
+	return true
+}
+
+// saidItem adds what the user said once; said again, it is the newest.
+func (l *ledgerScan) saidItem(text string) {
+	text = folded(text)
+	k := strings.ToLower(text)
+	if text == "" {
+		return
+	}
+	if l.said[k] {
+		l.led.Said = slices.DeleteFunc(l.led.Said, func(s string) bool { return strings.ToLower(s) == k })
+	}
+	l.said[k] = true
+	l.led.Said = append(l.led.Said, text)
+}
+
+// userWords reads every sentence the user wrote in text: the rules become
+// constraints, a lift takes its rule back, the rest is kept as said when
+// keep is true (not for /compact instructions, which speak of one summary).
+func (l *ledgerScan) userWords(text string, keep bool) {
+	var rest []string
+	for _, sent := range userSentences(text) {
+		switch english.classify(sent) {
+		case sentenceRule:
+			l.rule(sent)
+			continue
+		case sentenceLift:
+			if l.lift(sent) {
+				rest = append(rest, sent) // the user's words, not a rule
+				continue
+			}
+		}
+		if atLeastWords(sent, 3) {
+			rest = append(rest, sent)
+		}
+	}
+	if said := strings.Join(rest, " "); said != "" && keep {
+		if llm.UTF16Len(said) > saidUnits {
+			said = headTail(said, saidHead, saidTail)
+		}
+		l.saidItem(said)
+	}
+}
+
+// userSentences are the sentences of a user's text outside code blocks,
+// without leading symbols (an emoji that closed the sentence before).
+func userSentences(text string) []string {
+	var out []string
+	for _, sent := range splitSentences(withoutCodeBlocks(text)) {
+		sent = strings.TrimLeftFunc(sent, func(r rune) bool {
+			return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !strings.ContainsRune("\"'`", r)
+		})
+		if sent != "" && (len(sent) > 600 || strings.ContainsAny(sent, "\t\r\n") || strings.Contains(sent, "  ")) {
+			sent = oneLine(sent, 600)
+		}
+		if sent != "" {
+			out = append(out, sent)
+		}
+	}
+	return out
 }
 
 // message reads one message of the span.
@@ -224,7 +341,7 @@ func (l *ledgerScan) message(m session.Message) {
 		if text == "" {
 			return
 		}
-		l.rulesOf(text)
+		l.userWords(text, true)
 		l.users = append(l.users, text)
 	case *llm.AssistantMessage:
 		l.assistant(m)
@@ -344,13 +461,10 @@ func (l *ledgerScan) succeeded(key string) {
 	}
 }
 
-// done returns the ledger; keptRequest reports that the kept part holds a
-// user message, so no request is recorded.
+// done returns the ledger within its budget; keptRequest reports that the
+// kept part holds a user message, so no request is recorded.
 func (l *ledgerScan) done(keptRequest bool) *Ledger {
-	led := Ledger{Constraints: l.led.Constraints}
-	if n := len(led.Constraints); n > maxLedgerConstraints {
-		led.Constraints = led.Constraints[n-maxLedgerConstraints:]
-	}
+	led := Ledger{Constraints: l.led.Constraints, Said: l.led.Said, Lifted: slices.Clone(l.led.Lifted)}
 	request := l.request
 	for i := len(l.users) - 1; i >= 0; i-- {
 		if atLeastWords(l.users[i], 6) { // substantive, unlike "carry on"
@@ -362,8 +476,60 @@ func (l *ledgerScan) done(keptRequest bool) *Ledger {
 		led.Request = boundedRequest(request)
 	}
 	led.Failure = l.failure
+	led.fit(LedgerBudget)
 	return &led
 }
+
+// fit keeps the rules and what the user said within budget tokens: the
+// rules first, newest first, then the words, newest first; the words of
+// the request are its item's.
+func (led *Ledger) fit(budget int) {
+	left := budget
+	keep := func(items []string, line func(string) string) []string {
+		var out []string
+		for i := len(items) - 1; i >= 0; i-- {
+			if t := tokensOf(line(items[i])); t <= left {
+				left -= t
+				out = append(out, items[i])
+			}
+		}
+		slices.Reverse(out)
+		return out
+	}
+	led.Constraints = keep(led.Constraints, ruleLine)
+	request := folded(led.Request)
+	led.Said = keep(slices.DeleteFunc(slices.Clone(led.Said), func(s string) bool {
+		return request != "" && strings.Contains(request, s)
+	}), saidLine)
+	if len(led.Said) == 0 {
+		led.Said = nil
+	}
+	if len(led.Constraints) == 0 {
+		led.Constraints = nil
+	}
+}
+
+// Tokens is the ledger's size as the summary writes its items (the pins
+// aside: the system prompt holds them).
+func (led *Ledger) Tokens() int {
+	n := 0
+	for _, r := range led.Constraints {
+		n += tokensOf(ruleLine(r))
+	}
+	for _, s := range led.Said {
+		n += tokensOf(saidLine(s))
+	}
+	if led.Request != "" {
+		n += tokensOf(repairRequest + quoteBlock(led.Request))
+	}
+	if led.Failure != nil {
+		n += tokensOf(repairFailure + led.Failure.line())
+	}
+	return n
+}
+
+func ruleLine(r string) string { return "- " + r }
+func saidLine(s string) string { return repairSaid + quoteBlock(s) }
 
 // LedgerOf extracts the ledger of a span of messages with no earlier ledger:
 // what [Compact] and [SummarizeBranch] use when the preparation was not made
@@ -376,16 +542,25 @@ func LedgerOf(msgs []session.Message) *Ledger {
 	return l.done(false)
 }
 
-// withInstructions returns a copy of the ledger with the rules stated in
-// the user's /compact instructions added as constraints.
+// withInstructions returns a copy of the ledger with the user's /compact
+// instructions read as every user sentence is: their rules added as
+// constraints, their lifts taking rules back.
 func (led *Ledger) withInstructions(instructions string) *Ledger {
 	out := *led
+	if strings.TrimSpace(instructions) == "" {
+		return &out
+	}
 	l := newLedgerScan()
 	for _, r := range led.Constraints {
 		l.rule(r)
 	}
-	l.rulesOf(instructions)
-	out.Constraints = l.done(true).Constraints
+	for _, s := range led.Said {
+		l.saidItem(s)
+	}
+	l.led.Lifted = slices.Clone(led.Lifted)
+	l.userWords(instructions, false)
+	out.Constraints, out.Said, out.Lifted = l.led.Constraints, l.led.Said, l.led.Lifted
+	out.fit(LedgerBudget)
 	return &out
 }
 
@@ -416,6 +591,7 @@ const (
 	repairRequest      = "- Current request (verbatim): "
 	repairFailure      = "- Latest failure, not resolved since: "
 	repairPin          = "- Pinned by the user (verbatim): "
+	repairSaid         = "- The user said (verbatim): "
 )
 
 // failureLine is a failure as the summary states it.
@@ -435,7 +611,8 @@ func folded(text string) string { return strings.Join(strings.Fields(text), " ")
 
 // repairs are the items of a ledger missing from a summary, in the order
 // they are put back: the pins, the request, the failure, then the
-// constraints, oldest first.
+// constraints and what the user said, each newest first (the newest have
+// the room first) and written oldest first.
 type repair struct {
 	item    LedgerItem
 	section string // the heading it goes under
@@ -469,38 +646,70 @@ func (led *Ledger) check(summary string, c *LedgerCheck) []repair {
 		}
 		look(LedgerFailed, f.line(), probe, criticalHeading, repairFailure+f.line(), false)
 	}
-	for _, r := range led.Constraints {
-		look(LedgerConstraint, r, r, constraintsHeading, "- "+r, false)
+	for _, r := range slices.Backward(led.Constraints) {
+		look(LedgerConstraint, r, r, constraintsHeading, ruleLine(r), false)
+	}
+	for _, s := range slices.Backward(led.Said) {
+		look(LedgerSaid, s, s, criticalHeading, saidLine(s), false)
 	}
 	return missing
 }
 
-// repair checks summary (its file lists left out) against the ledger and
-// writes back what is missing while the summary stays within bound tokens.
-// modified are the modified files, which the file lists carry; they are
-// counted as checked and kept.
+// repair checks summary (its file lists left out) against the ledger,
+// takes out the lines of the rules the user lifted, and writes back what
+// is missing while the summary stays within bound tokens. modified are the
+// modified files, which the file lists carry; they are counted as checked
+// and kept.
 func (led *Ledger) repair(summary string, modified []string, bound int) (string, *LedgerCheck) {
-	c := &LedgerCheck{Bound: bound, SummaryTokens: tokensOf(summary), Repaired: []LedgerItem{}, Unfit: []LedgerItem{}}
+	c := &LedgerCheck{Bound: bound, SummaryTokens: tokensOf(summary), Repaired: []LedgerItem{}, Unfit: []LedgerItem{},
+		LedgerTokens: led.Tokens(), LedgerBudget: LedgerBudget}
 	c.Checked += len(modified)
 	c.Kept += len(modified)
+	d := parseDoc(summary)
+	for _, r := range led.Lifted {
+		if d.dropRule(r) {
+			c.Lifted = append(c.Lifted, LedgerItem{LedgerConstraint, r})
+		}
+	}
+	if len(c.Lifted) > 0 {
+		summary = d.String()
+	}
 	missing := led.check(summary, c)
 	if len(missing) == 0 {
-		c.RepairedTokens = c.SummaryTokens
+		c.RepairedTokens = tokensOf(summary)
 		return summary, c
 	}
-	d := parseDoc(summary)
+	back := map[LedgerKind]int{} // lines put back newest first, per kind
+	units := llm.UTF16Len(d.String())
 	for _, r := range missing {
-		next := d.clone()
-		next.add(r.section, r.line)
-		if tokensOf(next.String()) > bound {
-			c.Unfit = append(c.Unfit, r.item)
-			continue
+		n := 0
+		if reversed := r.item.Kind == LedgerConstraint || r.item.Kind == LedgerSaid; reversed {
+			n = back[r.item.Kind]
+			back[r.item.Kind]++
 		}
-		d = next
+		if d.plain(r.section) { // one line more, its size known
+			if (units+llm.UTF16Len(r.line)+1+3)/4 > bound {
+				c.Unfit = append(c.Unfit, r.item)
+				back[r.item.Kind] = n
+				continue
+			}
+			d.addBefore(r.section, r.line, n)
+			units += llm.UTF16Len(r.line) + 1
+		} else {
+			next := d.clone()
+			next.addBefore(r.section, r.line, n)
+			text := next.String()
+			if tokensOf(text) > bound {
+				c.Unfit = append(c.Unfit, r.item)
+				back[r.item.Kind] = n
+				continue
+			}
+			d, units = next, llm.UTF16Len(text)
+		}
 		c.Repaired = append(c.Repaired, r.item)
 	}
 	if len(c.Repaired) == 0 {
-		c.RepairedTokens = c.SummaryTokens
+		c.RepairedTokens = tokensOf(summary)
 		return summary, c
 	}
 	if !unfitConstraints(c.Unfit) {
@@ -518,138 +727,4 @@ func unfitConstraints(items []LedgerItem) bool {
 		}
 	}
 	return false
-}
-
-// doc is a summary as lines, for repairs: the history part and, for a split
-// turn, the separator and the turn's summary after it, which repairs never
-// touch.
-type doc struct {
-	lines []string
-	tail  string
-}
-
-func parseDoc(summary string) *doc {
-	head, tail := summary, ""
-	if i := strings.Index(summary, splitTurnSeparator); i >= 0 {
-		head, tail = summary[:i], summary[i:]
-	}
-	head = strings.TrimRight(head, " \t\r\n")
-	d := &doc{tail: tail}
-	if head != "" {
-		d.lines = strings.Split(head, "\n")
-	}
-	return d
-}
-
-func (d *doc) clone() *doc {
-	return &doc{lines: append([]string(nil), d.lines...), tail: d.tail}
-}
-
-func (d *doc) String() string {
-	return strings.Join(d.lines, "\n") + d.tail
-}
-
-// heading returns the level and the lower-case name of a heading line
-// ("## Goal" → 2, "goal"), or 0 for any other line.
-func heading(line string) (int, string) {
-	t := strings.TrimSpace(line)
-	n := len(t) - len(strings.TrimLeft(t, "#"))
-	if n == 0 || n > 6 || len(t) == n || t[n] != ' ' {
-		return 0, ""
-	}
-	return n, strings.ToLower(strings.TrimSpace(strings.Trim(t[n:], " *:")))
-}
-
-// sectionNames maps a heading of the format to the names models give it.
-var sectionNames = map[string][]string{
-	constraintsHeading: {"constraints & preferences", "constraints and preferences", "constraints", "preferences"},
-	criticalHeading:    {"critical context"},
-}
-
-// find returns the index of section's heading and the end of its body (the
-// next heading of the same or a higher level), or -1.
-func (d *doc) find(section string) (at, end int) { return d.findName(sectionNames[section]...) }
-
-// findName is find for a heading with one of names (lower case).
-func (d *doc) findName(names ...string) (at, end int) {
-	for i, line := range d.lines {
-		level, name := heading(line)
-		if level == 0 || !slices.Contains(names, name) {
-			continue
-		}
-		end = len(d.lines)
-		for j := i + 1; j < len(d.lines); j++ {
-			if l, _ := heading(d.lines[j]); l > 0 && l <= level {
-				end = j
-				break
-			}
-		}
-		return i, end
-	}
-	return -1, -1
-}
-
-func (d *doc) has(section string) bool { at, _ := d.find(section); return at >= 0 }
-
-// add writes line at the end of section's body, dropping a "(none)"
-// placeholder there, creating the section where it belongs when the summary
-// has none: Constraints after the Goal section (else first), Critical
-// Context last.
-func (d *doc) add(section, line string) {
-	at, end := d.find(section)
-	if at < 0 {
-		pos := len(d.lines)
-		if section == constraintsHeading {
-			pos = 0
-			if g, gend := d.findName("goal"); g >= 0 {
-				for pos = gend; pos > g+1 && strings.TrimSpace(d.lines[pos-1]) == ""; pos-- {
-				}
-			}
-		}
-		block := []string{section}
-		if pos > 0 && strings.TrimSpace(d.lines[pos-1]) != "" {
-			block = append([]string{""}, block...)
-		}
-		if pos < len(d.lines) && strings.TrimSpace(d.lines[pos]) != "" {
-			block = append(block, "")
-		}
-		d.lines = insert(d.lines, pos, block...)
-		at, end = d.find(section)
-	}
-	for i := end - 1; i > at; i-- {
-		if isNone(d.lines[i]) {
-			d.lines = append(d.lines[:i], d.lines[i+1:]...)
-			end--
-		}
-	}
-	last := end
-	for last > at+1 && strings.TrimSpace(d.lines[last-1]) == "" {
-		last--
-	}
-	d.lines = insert(d.lines, last, line)
-}
-
-// dropLeftOut removes the "(N older rules left out)" note of the summary by
-// code from section once every rule is back.
-func (d *doc) dropLeftOut(section string) {
-	at, end := d.find(section)
-	for i := end - 1; i > at; i-- {
-		l := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(d.lines[i]), "-"))
-		if strings.HasPrefix(l, "(") && strings.HasSuffix(l, "left out)") {
-			d.lines = append(d.lines[:i], d.lines[i+1:]...)
-		}
-	}
-}
-
-// isNone reports a placeholder saying a section is empty.
-func isNone(line string) bool {
-	l := strings.ToLower(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "-")))
-	return l == "(none)" || l == "none" || l == "none." || l == "(none yet)"
-}
-
-func insert(lines []string, at int, add ...string) []string {
-	out := make([]string, 0, len(lines)+len(add))
-	out = append(out, lines[:at]...)
-	out = append(out, add...)
-	return append(out, lines[at:]...)
 }

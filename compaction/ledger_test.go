@@ -361,3 +361,67 @@ func FuzzLedgerRepair(f *testing.F) {
 		}
 	})
 }
+
+// TestLedgerLifts: a rule the user lifts leaves the ledger, whether it was
+// stated in the span or carried from an earlier ledger, and its line leaves
+// the summary; stated again, it is a rule again.
+func TestLedgerLifts(t *testing.T) {
+	user := func(text string) session.Message {
+		return &llm.UserMessage{Content: []llm.Content{llm.Text{Text: text}}}
+	}
+	rule, other := "The generated protobuf code is untouchable.", "Keep the changes minimal."
+	lift := "You can touch the generated protobuf code now, I regenerated it."
+	led := LedgerOf([]session.Message{user("Start with the parser. " + rule + " " + other), user(lift)})
+	if !slices.Equal(led.Constraints, []string{other}) || !slices.Equal(led.Lifted, []string{rule}) {
+		t.Fatalf("constraints %q, lifted %q", led.Constraints, led.Lifted)
+	}
+	summary := "## Goal\n- Fix the parser\n\n## Constraints & Preferences\n- " + rule + "\n- " + other + "\n\n## Critical Context\n- (none)"
+	got, c := led.repair(summary, nil, 1000)
+	if strings.Contains(got, rule) || len(c.Lifted) != 1 || !strings.Contains(got, other) {
+		t.Errorf("lifted %+v, summary:\n%s", c.Lifted, got)
+	}
+
+	// Carried from an earlier ledger: the next span lifts it.
+	l := newLedgerScan()
+	l.absorb(&Ledger{Constraints: []string{rule, other}})
+	l.message(user(lift))
+	if next := l.done(true); slices.Contains(next.Constraints, rule) || !slices.Contains(next.Constraints, other) {
+		t.Errorf("carried: constraints %q", next.Constraints)
+	}
+	// Stated again after the lift: a rule again, no longer lifted.
+	l.message(user("Fine, back to the old way. " + rule))
+	if next := l.done(true); !slices.Contains(next.Constraints, rule) || len(next.Lifted) != 0 {
+		t.Errorf("stated again: constraints %q, lifted %q", next.Constraints, next.Lifted)
+	}
+}
+
+// TestLedgerBudget: however much the user writes, the ledger's rules and
+// words stay within LedgerBudget; the rules come first, newest first, then
+// the newest words; the request's own words are not kept twice.
+func TestLedgerBudget(t *testing.T) {
+	var msgs []session.Message
+	for i := range 400 {
+		text := fmt.Sprintf("Here is the next part of the job, number %d, with some detail about it. Keep the field f%d stable.", i, i)
+		msgs = append(msgs, &llm.UserMessage{Content: []llm.Content{llm.Text{Text: text}}})
+	}
+	led := LedgerOf(msgs)
+	n := 0
+	for _, r := range led.Constraints {
+		n += tokensOf(ruleLine(r))
+	}
+	for _, s := range led.Said {
+		n += tokensOf(saidLine(s))
+	}
+	if n > LedgerBudget || n < LedgerBudget*9/10 {
+		t.Errorf("rules and words take %d tokens, budget %d", n, LedgerBudget)
+	}
+	if len(led.Constraints) == 0 || led.Constraints[len(led.Constraints)-1] != "Keep the field f399 stable." {
+		t.Errorf("the newest rule is not kept: %q", led.Constraints[len(led.Constraints)-1:])
+	}
+	if len(led.Constraints) == 400 || len(led.Said) > 0 && !strings.Contains(led.Said[len(led.Said)-1], "number 398") {
+		t.Errorf("%d rules, said %q", len(led.Constraints), led.Said)
+	}
+	if led.Tokens() < n || led.Tokens() > n+tokensOf(repairRequest+led.Request) {
+		t.Errorf("Tokens() = %d, want %d and the request", led.Tokens(), n)
+	}
+}

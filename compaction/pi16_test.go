@@ -31,7 +31,7 @@ func edgeFile(t *testing.T, name string) *oracleFile {
 // TestPi16Recorded compares Prime's preparations and branch walks on the
 // edge cases with pi 1.6's transcript features (system messages, patches,
 // context edits, compactions carrying the system state) with pi 1.6's
-// answers, recorded with tools/pioracle (prepare FILE --leaf #N
+// answers, recorded with internal/pioracle/harness (prepare FILE --leaf #N
 // --keep-recent-tokens K; branch FILE --to #T --context-window W) so that
 // the comparison runs without node. Positions are entries in file order.
 // A preparation marked fix6 is one where Prime's fix of §10.1 #6 applies:

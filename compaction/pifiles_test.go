@@ -12,7 +12,7 @@ import (
 )
 
 // TestPiFilesRecorded compares Prime's preparation on pi's two real session
-// files with pi 1.6's answers, recorded with tools/pioracle (prepare FILE
+// files with pi 1.6's answers, recorded with internal/pioracle/harness (prepare FILE
 // --leaf #N --keep-recent-tokens K) so that the comparison runs without
 // node. Leaves are entry positions in file order; the first kept entry too.
 // Both files are version 1: Prime and pi migrate them the same way.

@@ -44,6 +44,11 @@ type Pin struct {
 type pinData struct {
 	Text      string `json:"text"`
 	MessageID string `json:"messageId,omitzero"`
+	// PinID and Millis, on an entry that carries a pin over (see
+	// [CarriedPinEntry]), are the pin's own id and time: it stays the
+	// same pin.
+	PinID  string `json:"pinId,omitzero"`
+	Millis int64  `json:"timestamp,omitzero"`
 }
 
 type unpinData struct {
@@ -54,6 +59,14 @@ type unpinData struct {
 // messageID when it is not empty.
 func PinEntry(text, messageID string) *session.CustomEntry {
 	return &session.CustomEntry{CustomType: CustomTypePin, Data: mustJSON(pinData{Text: strings.TrimSpace(text), MessageID: messageID})}
+}
+
+// CarriedPinEntry returns the entry that carries p over to another branch
+// (an undone compaction's): the pin keeps its id and time there, so that
+// what the user saw and typed still names it.
+func CarriedPinEntry(p Pin) *session.CustomEntry {
+	return &session.CustomEntry{CustomType: CustomTypePin, Data: mustJSON(pinData{
+		Text: strings.TrimSpace(p.Text), MessageID: p.MessageID, PinID: p.ID, Millis: p.Millis})}
 }
 
 // UnpinEntry returns the entry that unpins the pin whose entry is pinID.
@@ -113,7 +126,14 @@ func applyPinEntry(pins []Pin, e *session.Entry) []Pin {
 		if len(c.Data) == 0 || json.Unmarshal(c.Data, &d, jsonwire.ReadOptions) != nil || strings.TrimSpace(d.Text) == "" {
 			return pins
 		}
-		return append(pins, Pin{ID: e.ID, Text: strings.TrimSpace(d.Text), MessageID: d.MessageID, Millis: e.Millis()})
+		pin := Pin{ID: e.ID, Text: strings.TrimSpace(d.Text), MessageID: d.MessageID, Millis: e.Millis()}
+		if d.PinID != "" { // carried over: the same pin
+			pin.ID = d.PinID
+			if d.Millis > 0 {
+				pin.Millis = d.Millis
+			}
+		}
+		return append(pins, pin)
 	case CustomTypeUnpin:
 		var d unpinData
 		if len(c.Data) == 0 || json.Unmarshal(c.Data, &d, jsonwire.ReadOptions) != nil {

@@ -27,10 +27,10 @@ import (
 )
 
 // The pi oracle comparison: Prime's preparation against pi 1.6's own
-// prepareCompaction (tools/pioracle) on many generated sessions and on pi's
+// prepareCompaction (internal/pioracle/harness) on many generated sessions and on pi's
 // real files. It runs only when PRIME_PIORACLE names the wrapper:
 //
-//	PRIME_PIORACLE=$PWD/tools/pioracle/pioracle go test ./compaction -run PiOracle -v
+//	PRIME_PIORACLE=$PWD/internal/pioracle/harness/pioracle go test ./compaction -run PiOracle -v
 //
 // PRIME_PIORACLE_SEEDS (default 3) sets how many sessions of each kind are
 // generated. Every difference must be one that compaction/doc.go documents
@@ -688,7 +688,7 @@ func branchSummaryFiles(f *oracleFile, path []*session.Entry, want *piPrepare, p
 		if err != nil {
 			continue
 		}
-		if bs := p.(*session.BranchSummaryEntry); !bs.FromHook && bs.Summary != "" {
+		if bs := p.(*session.BranchSummaryEntry); !bs.FromHook { // an empty summary's files too (issue 21 item 15)
 			if d, ok := ParseDetails(bs.Details); ok && len(d.ReadFiles)+len(d.ModifiedFiles) > 0 {
 				t.addDetails(d)
 				found = true

@@ -95,7 +95,7 @@ func (n *node) cutPoint() bool {
 }
 
 // turnStart reports whether a turn begins at the entry: user messages,
-// bash executions, custom messages and summaries (pi 1.6, C6a/C6b).
+// bash executions, custom messages and summaries (as pi 1.6 has it).
 // Assistant messages and tool results continue a turn; a compaction entry
 // starts none.
 func (n *node) turnStart() bool {
@@ -116,8 +116,12 @@ func (n *node) turnStart() bool {
 // edits and what they hide, older compactions) stay in it, because the cut
 // may be pulled back onto them or stopped by them.
 type projection struct {
-	ctx   session.Context
-	nodes []node
+	// ctx is the context the projection was made from, unless pending:
+	// then it is one of a pending compaction (pending.go), made from no
+	// context.
+	ctx     session.Context
+	pending bool
+	nodes   []node
 	// lead is the latest compaction's system state, which the model sees
 	// before its summary (nodes[0]), or nil.
 	lead session.Message
@@ -199,7 +203,7 @@ type cut struct {
 //     messages included); at the node where the sum reaches keepRecent,
 //     the cut is the first cut point at or after it. If there is none (the
 //     newest tool results alone exceed the budget), the cut is the last
-//     cut point, so their assistant is kept and the rest summarized (C7b).
+//     cut point, so their assistant is kept and the rest summarized.
 //     If the sum never reaches keepRecent, the cut is the first cut point:
 //     everything is kept.
 //  2. When the sum was reached and everything after the cut is a failed
@@ -211,13 +215,13 @@ type cut struct {
 //  3. Scan back: invisible entries right before the cut (model or thinking
 //     changes, labels, empty branch summaries, context edits and what they
 //     hide) join the kept part; the scan stops at any entry the model sees
-//     (C7c) and at a compaction (an older one inside the kept range).
+//     and at a compaction (an older one inside the kept range).
 //  4. The turn is split when the cut (of step 2) is not a turn start: the
 //     turn's beginning, found by walking back to the nearest turn start,
 //     becomes the turn prefix. Prime decides this on that cut, not on the
 //     entry the scan-back moved to: pi decides on the latter and so calls
 //     a complete previous turn a split-turn prefix whenever a metadata
-//     entry precedes a user message (pi-reference §10.1 #6).
+//     entry precedes a user message.
 func findCut(p *projection, start, keepRecent int) cut {
 	nodes := p.nodes
 	end := len(nodes)
@@ -375,7 +379,7 @@ func Prepare(path []*session.Entry, s Settings) (*Preparation, error) {
 	}
 	ctx, err := session.BuildContext(path)
 	if err != nil {
-		return nil, fmt.Errorf("compaction: %w", err)
+		return nil, err
 	}
 	return prepare(ctx, Pins(path), s)
 }
@@ -415,29 +419,33 @@ func PrepareContext(c session.Context, pins []Pin, s Settings) (*Preparation, er
 func prepare(ctx session.Context, pins []Pin, s Settings) (*Preparation, error) {
 	proj, err := project(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("compaction: %w", err)
+		return nil, err
 	}
+	return prepareProjection(proj, pins, s)
+}
+
+// prepareProjection is Prepare of a projection, with the pins in force at
+// its leaf.
+func prepareProjection(proj *projection, pins []Pin, s Settings) (*Preparation, error) {
 	nodes := proj.nodes
 	c := findCut(proj, proj.start, s.KeepRecentTokens)
+	prep := spans(proj, c, s)
+	if prep.empty() && s.Manual {
+		if latest, ok := latestExchange(proj); ok {
+			c = latest
+			prep = spans(proj, c, s)
+		}
+	}
+	if prep.empty() {
+		return nil, nothingToCompact(proj, s)
+	}
 	historyEnd := c.first
 	if c.split {
 		historyEnd = c.turnStart
 	}
-	prep := &Preparation{
-		MessagesToSummarize: spanMessages(nodes[proj.start:historyEnd]),
-		TurnPrefixMessages:  []session.Message{},
-		IsSplitTurn:         c.split,
-		Settings:            s,
-	}
-	if c.split {
-		prep.TurnPrefixMessages = spanMessages(nodes[c.turnStart:c.first])
-	}
-	if len(prep.MessagesToSummarize) == 0 && len(prep.TurnPrefixMessages) == 0 {
-		return nil, nothingToCompact(proj, s)
-	}
 	first := nodes[c.first].entry
 	if first.ID == "" {
-		return nil, fmt.Errorf("compaction: the first kept entry (line %d) has no id; the session needs migrating", first.Line)
+		return nil, fmt.Errorf("the first kept entry (line %d) has no id; the session needs migrating", first.Line)
 	}
 	prep.FirstKeptEntryID = first.ID
 	prep.TokensBefore = tokensBefore(proj)
@@ -460,7 +468,9 @@ func prepare(ctx session.Context, pins []Pin, s Settings) (*Preparation, error) 
 	}
 	for i := proj.start; i < spanEnd; i++ {
 		n := &nodes[i]
-		if n.entry.Type == session.TypeBranchSummary && n.visible() {
+		if n.entry.Type == session.TypeBranchSummary && (n.visible() || emptyBranchSummary(n.entry)) {
+			// An empty one is not in the context, but the files its
+			// details list were read and changed on that branch.
 			addBranchSummaryFiles(&files, n.entry, led)
 		}
 		if n.msg != nil {
@@ -476,11 +486,60 @@ func prepare(ctx session.Context, pins []Pin, s Settings) (*Preparation, error) 
 	}
 	prep.Ledger = led.done(keptRequest(nodes[c.first:]))
 	system := ""
-	if sys := proj.ctx.System(); sys != nil {
+	if sys := proj.system(); sys != nil {
 		system = sys.Prompt()
 	}
 	prep.Ledger.Pins = ledgerPins(pins, system)
 	return prep, nil
+}
+
+// spans returns the preparation's messages for cut c: those summarized
+// before the cut, and the turn prefix when the cut splits a turn.
+func spans(proj *projection, c cut, s Settings) *Preparation {
+	historyEnd := c.first
+	if c.split {
+		historyEnd = c.turnStart
+	}
+	prep := &Preparation{
+		MessagesToSummarize: spanMessages(proj.nodes[proj.start:historyEnd]),
+		TurnPrefixMessages:  []session.Message{},
+		IsSplitTurn:         c.split,
+		Settings:            s,
+	}
+	if c.split {
+		prep.TurnPrefixMessages = spanMessages(proj.nodes[c.turnStart:c.first])
+	}
+	return prep
+}
+
+// empty reports whether a preparation summarizes nothing.
+func (p *Preparation) empty() bool {
+	return len(p.MessagesToSummarize) == 0 && len(p.TurnPrefixMessages) == 0
+}
+
+// latestExchange is the cut of a manual compaction that keepRecentTokens
+// would not make: the kept part begins with the latest turn (its user
+// message, or the bash execution, custom message or summary that began it),
+// with the invisible entries right before it, and everything the model sees
+// before that is summarized. ok is false when nothing would be: the
+// conversation (since the latest compaction) is that one exchange.
+func latestExchange(proj *projection) (c cut, ok bool) {
+	nodes := proj.nodes
+	last := -1
+	for i := len(nodes) - 1; i > proj.start; i-- {
+		if nodes[i].turnStart() {
+			last = i
+			break
+		}
+	}
+	if last < 0 || len(spanMessages(nodes[proj.start:last])) == 0 {
+		return cut{}, false
+	}
+	c = cut{first: last, anchor: last, turnStart: -1}
+	for c.first > proj.start && !nodes[c.first-1].compaction() && !nodes[c.first-1].visible() {
+		c.first--
+	}
+	return c, true
 }
 
 // keptRequest reports whether the kept part shows the model a user message
@@ -496,7 +555,7 @@ func keptRequest(kept []node) bool {
 
 // addBranchSummaryFiles adds the file lists of a branch summary written by
 // Prime or pi (not by a hook), and its ledger to led when led is not nil.
-// pi forgets them on compaction (§10.1 #20).
+// pi forgets them on compaction.
 func addBranchSummaryFiles(files *fileTracker, e *session.Entry, led *ledgerScan) {
 	p, err := e.Payload()
 	if err != nil {
@@ -510,6 +569,18 @@ func addBranchSummaryFiles(files *fileTracker, e *session.Entry, led *ledgerScan
 			}
 		}
 	}
+}
+
+// emptyBranchSummary reports whether e is a branch summary whose summary
+// is empty (which the context leaves out), as opposed to one hidden by a
+// context edit.
+func emptyBranchSummary(e *session.Entry) bool {
+	p, err := e.Payload()
+	if err != nil {
+		return false
+	}
+	bs, ok := p.(*session.BranchSummaryEntry)
+	return ok && bs.Summary == ""
 }
 
 // nothingToCompact explains why a preparation came out empty.
@@ -526,23 +597,42 @@ func nothingToCompact(proj *projection, s Settings) error {
 			return notCompactable(ErrAlreadyCompacted, "nothing the model sees was added since the last compaction")
 		}
 	}
-	total := 0
+	system, conversation := 0, 0
 	for i := proj.start; i < len(proj.nodes); i++ {
-		total += proj.tokens(i)
+		if _, ok := proj.nodes[i].msg.(*session.SystemMessage); ok {
+			system += proj.tokens(i)
+		} else {
+			conversation += proj.tokens(i)
+		}
 	}
-	if total == 0 {
+	since := "the conversation"
+	if proj.compaction != nil {
+		since = "since the last compaction, the conversation"
+	}
+	switch {
+	case conversation == 0:
 		return notCompactable(ErrNothingToCompact, "the conversation has no messages to summarize")
+	case s.Manual:
+		return notCompactable(ErrNothingToCompact,
+			"%s is one exchange (%s tokens), with nothing before it to summarize", since, numfmt.Commas(conversation))
+	case conversation < s.KeepRecentTokens:
+		return notCompactable(ErrNothingToCompact,
+			"the conversation's %s tokens fit in the %s kept verbatim (keepRecentTokens), so a summary would replace nothing",
+			numfmt.Commas(conversation), numfmt.Commas(s.KeepRecentTokens))
 	}
 	return notCompactable(ErrNothingToCompact,
-		"the %s tokens of conversation fit in the %s kept verbatim (keepRecentTokens), so a summary would replace nothing",
-		numfmt.Commas(total), numfmt.Commas(s.KeepRecentTokens))
+		"the newest %s tokens kept verbatim (keepRecentTokens) reach into the first message, and nothing before it can be summarized (%s tokens of conversation, %s of system prompt and tools)",
+		numfmt.Commas(s.KeepRecentTokens), numfmt.Commas(conversation), numfmt.Commas(system))
 }
 
 // tokensBefore estimates the context the compaction replaces, as pi 1.6
-// does (C5): [session.Context.EstimateNext], the newest valid usage plus
+// does: [session.Context.EstimateNext], the newest valid usage plus
 // chars/4 for what follows it, unless that usage comes from before the
 // latest context edit or compaction, in which case every message is
 // estimated (the system state once).
 func tokensBefore(proj *projection) int {
+	if proj.pending {
+		return 0 // a pending compaction's: its caller says
+	}
 	return proj.ctx.EstimateNext().Tokens
 }

@@ -8,9 +8,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/prime-agent/prime/internal/sessiontest"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/session"
+	"github.com/prime-agent/prime/session/sessiontest"
 )
 
 func keep(n int) Settings {
@@ -435,6 +435,24 @@ func TestPrepareFileOps(t *testing.T) {
 			t.Errorf("fileOps (-want +got):\n%s", diff)
 		}
 	})
+}
+
+// TestPrepareEmptyBranchSummaryFiles: a branch summary whose summary is
+// empty (a hook's empty summary, an empty model answer) is not in the
+// context, but the files its details list were really read and changed on
+// that branch: the compaction's cumulative lists keep them, as they keep a
+// non-empty summary's (issue 21 item 15, with fix #20).
+func TestPrepareEmptyBranchSummaryFiles(t *testing.T) {
+	for _, summary := range []string{"", "branch"} {
+		b := newBuilder(t).parse("u0:40")
+		b.add("s1", &session.BranchSummaryEntry{FromID: "x", Summary: summary, Details: []byte(`{"readFiles":["b-read.go"],"modifiedFiles":["b-mod.go"]}`)})
+		b.parse("u2:40 a3:40 u4:40 a5:400")
+		p := mustPrepare(t, b.path, keep(100))
+		want := FileOps{Read: []string{"b-read.go"}, Written: []string{}, Edited: []string{"b-mod.go"}}
+		if diff := cmp.Diff(want, p.FileOps); diff != "" {
+			t.Errorf("summary %q: fileOps (-want +got):\n%s", summary, diff)
+		}
+	}
 }
 
 // TestPrepareOlderCompactionInKeptRange: a compaction inside the latest

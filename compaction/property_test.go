@@ -135,6 +135,9 @@ func TestPropertyNothingLost(t *testing.T) {
 					t.Fatalf("%s: the cut is the tool result %s", where, first.ID)
 				}
 				res, err := Compact(t.Context(), prep, Options{})
+				if errors.Is(err, ErrNothingToCompact) && replacedTokens(prep) < frameTokens {
+					continue // a summary by code would be larger than the span
+				}
 				if err != nil {
 					t.Fatalf("%s: %v", where, err)
 				}

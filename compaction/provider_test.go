@@ -146,7 +146,40 @@ func TestModelOneCall(t *testing.T) {
 // TestModelRejectedAnswers: an answer cut off at the output limit, an empty
 // one and one that ends in an error are never stored; the deterministic
 // summary takes over and says why, in the result and in the details. The
-// failed answers' usage still counts.
+// failed answers' usage still counts. An empty answer, and one that failed
+// after it had begun, are asked for once more first.
+func TestSummaryRepeatedOnce(t *testing.T) {
+	good := llmtest.Stream(llmtest.Text("## Goal\nsummarized on the second try"), llmtest.Usage(900, 20))
+	for _, tc := range []struct {
+		name  string
+		first llmtest.Reply
+	}{
+		{"server_error after content", llmtest.Stream(llmtest.Text("## Goal\nhal"), llmtest.ErrorEvent("server_error", "llama.cpp: slot failed"))},
+		{"dropped after content", llmtest.Stream(llmtest.Text("## Goal"), llmtest.Disconnect())},
+		{"empty", llmtest.Stream(llmtest.Usage(900, 0))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			withFakes(t, func(t *testing.T, srv *llmtest.Server) {
+				srv.Queue(tc.first)
+				srv.Queue(good)
+				var log progressLog
+				res, err := Compact(t.Context(), historyPrep(), Options{Provider: srv.Provider(), Model: srv.Model(), Progress: log.add})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.Deterministic || !strings.Contains(res.Summary, "summarized on the second try") || len(srv.Requests()) != 2 {
+					t.Errorf("deterministic %v, %d requests, summary %.200q", res.Deterministic, len(srv.Requests()), res.Summary)
+				}
+				if !slices.Contains(log.kinds(), ProgressRepeat) {
+					t.Errorf("progress %v", log.kinds())
+				}
+			})
+		})
+	}
+}
+
+// TestModelRejectedAnswers: the summarizer's failures that are not worth a
+// retry, and those that failed again on the second try.
 func TestModelRejectedAnswers(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -163,6 +196,10 @@ func TestModelRejectedAnswers(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			withFakes(t, func(t *testing.T, srv *llmtest.Server) {
 				srv.Queue(tc.reply)
+				repeated := tc.name != "cut off" // failed mid-answer or empty: sent once more
+				if repeated {
+					srv.Queue(tc.reply)
+				}
 				var log progressLog
 				res, err := Compact(t.Context(), historyPrep(), Options{Provider: srv.Provider(), Model: srv.Model(), Progress: log.add})
 				if err != nil {
@@ -171,6 +208,10 @@ func TestModelRejectedAnswers(t *testing.T) {
 				checkFallback(t, res, tc.err, tc.reason)
 				if got := log.kinds(); got[len(got)-1] != ProgressFallback {
 					t.Errorf("progress %v does not end in a fallback", got)
+				}
+				if want := map[bool]int{true: 2, false: 1}[repeated]; len(srv.Requests()) != want ||
+					slices.Contains(log.kinds(), ProgressRepeat) != repeated {
+					t.Errorf("%d requests, progress %v; want %d", len(srv.Requests()), log.kinds(), want)
 				}
 				if tc.name == "cut off" && (res.Usage == nil || res.Usage.Output != 13107) {
 					t.Errorf("the cut-off answer's usage is lost: %+v", res.Usage)

@@ -18,6 +18,12 @@ type Settings struct {
 	// KeepRecentTokens is roughly how much of the newest conversation stays
 	// verbatim after the summary.
 	KeepRecentTokens int `json:"keepRecentTokens"`
+	// Manual marks a compaction the user asked for: when keepRecentTokens
+	// would keep the whole conversation, everything before its latest
+	// exchange is summarized instead, and only a conversation with nothing
+	// before that exchange is left alone. Off, the decision is pi 1.6's
+	// (automatic compaction, and an explicit keepRecentTokens).
+	Manual bool `json:"-"`
 }
 
 // Defaults, as in pi.
@@ -38,10 +44,10 @@ func DefaultSettings() Settings {
 // Validate reports a setting that cannot be used: negative token counts.
 func (s Settings) Validate() error {
 	if s.ReserveTokens < 0 {
-		return fmt.Errorf("compaction: reserveTokens is %d, want 0 or more", s.ReserveTokens)
+		return fmt.Errorf("reserveTokens is %d, want 0 or more", s.ReserveTokens)
 	}
 	if s.KeepRecentTokens < 0 {
-		return fmt.Errorf("compaction: keepRecentTokens is %d, want 0 or more", s.KeepRecentTokens)
+		return fmt.Errorf("keepRecentTokens is %d, want 0 or more", s.KeepRecentTokens)
 	}
 	return nil
 }
@@ -79,11 +85,4 @@ func (e *NotCompactableError) Unwrap() error { return e.Err }
 
 func notCompactable(err error, format string, args ...any) error {
 	return &NotCompactableError{Err: err, Reason: fmt.Sprintf(format, args...)}
-}
-
-// ShouldCompact reports whether a context of contextTokens in a window of
-// contextWindow tokens calls for automatic compaction: it is enabled and the
-// context has grown past the window less reserveTokens (strictly).
-func ShouldCompact(contextTokens, contextWindow int, s Settings) bool {
-	return s.Enabled && contextTokens > contextWindow-s.ReserveTokens
 }

@@ -67,6 +67,10 @@ const (
 	// ProgressFallback: no model can write the summary (Reason, and Err when
 	// a model failed); code builds it instead.
 	ProgressFallback
+	// ProgressRepeat: the answer failed after it had begun, or came back
+	// empty (Err); the same request is sent once more before code builds
+	// the summary.
+	ProgressRepeat
 )
 
 // Progress reports what the summarizer is doing, for a command or user
@@ -434,12 +438,21 @@ func (s *summarizer) fit(rs [][]session.Message, budget int) (rounds, bodies int
 func (s *summarizer) send(ctx context.Context, in promptInput, rs [][]session.Message, budget, part int) (string, int, error) {
 	n, bodies := s.fit(rs, budget)
 	step := 0
+	repeated := false
 	var err error
 	for attempt := 0; ; attempt++ {
 		var out string
 		out, err = s.call(ctx, s.attempt(in, rs[:n], bodies, budget, step), in.kind.phase(), part, attempt)
 		if err == nil {
 			return out, n, nil
+		}
+		if !repeated && isRepeatable(err) {
+			// A server that failed mid-answer, or answered nothing, may
+			// well answer the same request: once.
+			repeated = true
+			s.progress(Progress{Kind: ProgressRepeat, Phase: in.kind.phase(), Part: part, Attempt: attempt + 1, Err: err})
+			attempt--
+			continue
 		}
 		if isCancelled(err) || !isOverflow(err) {
 			return "", 0, err
@@ -459,6 +472,21 @@ func (s *summarizer) send(ctx context.Context, in promptInput, rs [][]session.Me
 		s.progress(Progress{Kind: ProgressRetry, Phase: in.kind.phase(), Part: part, Attempt: attempt + 1, Err: err})
 	}
 	return "", 0, fmt.Errorf("request still too large after %d smaller retries: %w", MaxOverflowRetries, err)
+}
+
+// failedMidAnswer is an answer that failed after some of it had streamed.
+type failedMidAnswer struct{ err error }
+
+func (e *failedMidAnswer) Error() string {
+	return "the answer failed after it had begun: " + e.err.Error()
+}
+func (e *failedMidAnswer) Unwrap() error { return e.err }
+
+// isRepeatable reports whether a failed answer is worth sending the same
+// request again: it failed after it had begun, or it was empty.
+func isRepeatable(err error) bool {
+	var mid *failedMidAnswer
+	return errors.As(err, &mid) || errors.Is(err, ErrEmptySummary)
 }
 
 // isOverflow reports whether a failed answer calls for a smaller request:
@@ -520,6 +548,9 @@ func (s *summarizer) call(ctx context.Context, req *llm.Request, phase Phase, pa
 		}
 		if apiErr := (*llm.APIError)(nil); errors.As(err, &apiErr) {
 			s.observe(req, apiErr.PromptTokens, apiErr.ContextTokens)
+		}
+		if msg != nil && len(msg.Content) > 0 && !isOverflow(err) {
+			return "", &failedMidAnswer{err}
 		}
 		return "", err
 	}
@@ -608,13 +639,13 @@ const offlineReason = "no summarizer model was available (offline)"
 // instead of getting a summary written by code without asking for one.
 func Compact(ctx context.Context, prep *Preparation, opts Options) (*Result, error) {
 	if prep == nil {
-		return nil, errors.New("compaction: no preparation")
+		return nil, errors.New("no preparation")
 	}
 	if len(prep.MessagesToSummarize) == 0 && len(prep.TurnPrefixMessages) == 0 {
 		return nil, notCompactable(ErrNothingToCompact, "the preparation has no messages to summarize")
 	}
 	if prep.FirstKeptEntryID == "" {
-		return nil, errors.New("compaction: the preparation has no first kept entry")
+		return nil, errors.New("the preparation has no first kept entry")
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, &cancelledError{err}
@@ -636,6 +667,11 @@ func Compact(ctx context.Context, prep *Preparation, opts Options) (*Result, err
 	}
 	summary, check := led.repair(summary, prep.FileOps.modified(), s.bound(prep.replacedTokens(), fb != nil))
 	fileLists, details := finish(prep.FileOps, fb, led, check)
+	if fb != nil {
+		if summary, fileLists, err = withinReplaced(summary, fileLists, prep, fb.reason); err != nil {
+			return nil, err
+		}
+	}
 	res := &Result{
 		LedgerCheck:        check,
 		Summary:            summary + fileLists,
@@ -690,7 +726,7 @@ func (s *summarizer) compactSummary(ctx context.Context, prep *Preparation) (str
 		return deterministicSummary(append(history[:len(history):len(history)], prefix...), previous, s.opts.CustomInstructions, fb.reason, limit, s.ledger), fb, nil
 	}
 
-	summary := previous // a split turn with no history keeps it (pi-reference §10.1 #10)
+	summary := previous // a split turn with no history keeps it (pi drops it)
 	if len(history) > 0 {
 		text, err := s.summarizeSpan(ctx, kindHistory, history, previous, prep.PreviousSummarizer == SummarizerDeterministic)
 		var f *spanFailure

@@ -53,10 +53,10 @@ func TranscriptOptionsFor(m llm.Model) TranscriptOptions {
 }
 
 // Transcript serializes provider messages into the text a summarizer reads:
-// the spec's "Converting Messages to Text" (pi's serializeConversation),
-// exactly as Prime's own summary requests hold it inside <conversation>
-// tags. Agent messages become provider messages with [session.ToLLM] first,
-// as Prime's summarizer converts them:
+// the text of pi's serializeConversation, exactly as Prime's own summary
+// requests hold it inside <conversation> tags. Agent messages become
+// provider messages with [session.ToLLM] first, as Prime's summarizer
+// converts them:
 //
 //	text := compaction.Transcript(session.ToLLM(prep.MessagesToSummarize), compaction.TranscriptOptionsFor(model))
 //

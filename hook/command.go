@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prime-agent/prime/internal/safepath"
 	"github.com/prime-agent/prime/settings"
 )
 
@@ -60,6 +61,20 @@ func newCommand(h settings.Hook) *command {
 		p = filepath.Join(filepath.Dir(h.Source.File), p)
 	}
 	return &command{hook: h, path: p}
+}
+
+// unsafe returns why another user could change the hook's program, or
+// nil. A bare command name is found on the user's own PATH and is not
+// checked; a path (absolute, ~/, or relative to the settings file) is.
+func (c *command) unsafe() error {
+	if c.path == c.hook.Command && !strings.ContainsRune(c.path, filepath.Separator) {
+		return nil
+	}
+	var ue *safepath.UnsafeError
+	if err := safepath.Check(c.path); errors.As(err, &ue) {
+		return ue
+	}
+	return nil
 }
 
 // display is the command line as written in settings, an argument that is

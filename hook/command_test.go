@@ -446,3 +446,35 @@ func TestSkippedHooks(t *testing.T) {
 		t.Errorf("Handlers = %q", got)
 	}
 }
+
+// A hook's program that another user could change is not run: whoever can
+// write it chooses what runs with the user's rights.
+func TestHookProgramWritableByOthersIsSkipped(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "ran.log")
+	script := writeScript(t, dir, "mark.sh", "#!/bin/sh\ncat > /dev/null\necho ran >> \""+log+"\"\n")
+	if err := os.Chmod(script, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	r := commandHooks(t, Options{}, hookDecl(EventCompact, script))
+	if reps := r.Compact(context.Background(), &CompactEvent{}); len(reps) != 0 {
+		t.Fatal(reps)
+	}
+	if _, err := os.Stat(log); err == nil {
+		t.Error("the world-writable hook ran")
+	}
+	sk := r.Skipped()
+	if len(sk) != 1 || sk[0].Skip != SkipUnsafeFile || !strings.Contains(sk[0].Detail, script+" is writable by every user (mode 0777)") {
+		t.Fatalf("skipped = %v", sk)
+	}
+	if err := os.Chmod(script, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r = commandHooks(t, Options{}, hookDecl(EventCompact, script))
+	if reps := r.Compact(context.Background(), &CompactEvent{}); len(reps) != 0 || len(r.Skipped()) != 0 {
+		t.Fatal(reps, r.Skipped())
+	}
+	if _, err := os.Stat(log); err != nil {
+		t.Error("the safe hook did not run")
+	}
+}

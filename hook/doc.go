@@ -1,7 +1,7 @@
 // Package hook lets users and embedding programs take part in compaction and
 // tree navigation: cancel them, reshape what a summary is made from, or
-// write the summary themselves (spec "Custom Summarization via
-// Extensions", pi's extension events).
+// write the summary themselves, as pi's extension events let extensions
+// do.
 //
 // There are two kinds of handler. Programs that embed Prime pass in-process
 // handlers, a [Hooks] value of optional funcs (combined with [Compose]).
@@ -18,43 +18,8 @@
 //	for _, s := range r.Skipped() { warn(s) } // untrusted project, --no-hooks, unknown event
 //	ag := agent.New(sess, agent.Config{Settings: st, Hooks: r}) // package agent does what follows
 //
-// A compaction:
-//
-//	prep, err := compaction.Prepare(path, cs)
-//	d, err := r.BeforeCompact(ctx, &hook.BeforeCompactEvent{Preparation: prep,
-//		BranchEntries: path, CustomInstructions: text, Reason: reason, WillRetry: retry})
-//	show(d.Reports)
-//	if err != nil || d.Cancelled { // ctx done, or a hook said cancel: write nothing
-//		r.CompactFailed(ctx, &hook.CompactFailedEvent{Reason: reason, ErrorMessage: why,
-//			Aborted: true, WillRetry: retry, FromExtension: d != nil && d.Cancelled})
-//		return
-//	}
-//	payload := d.Compaction // a hook's summary, fromHook true, or nil
-//	if payload == nil {
-//		res, err := compaction.Compact(ctx, d.Preparation, opts) // the hooks' arrays
-//		if err != nil { r.CompactFailed(ctx, ...); return }
-//		payload = res.Entry()
-//	}
-//	e := store.Append(payload) // the *session.Entry as written
-//	r.Compact(ctx, &hook.CompactEvent{CompactionEntry: e, FromExtension: d.Compaction != nil,
-//		Reason: reason, WillRetry: retry})
-//
-// A move to target (prime branch, /tree):
-//
-//	br := compaction.CollectBranch(oldPath, targetPath)
-//	d, err := r.BeforeTree(ctx, &hook.BeforeTreeEvent{Preparation: hook.TreePreparation{
-//		TargetID: target.ID, OldLeafID: br.OldLeafID, CommonAncestorID: br.CommonAncestorID,
-//		EntriesToSummarize: br.Entries, UserWantsSummary: summarize,
-//		CustomInstructions: text, ReplaceInstructions: replace, Label: label}})
-//	if err != nil || d.Cancelled { return } // the leaf stays
-//	p := d.Preparation // instructions and label after the hooks' overrides
-//	var payload *session.BranchSummaryEntry
-//	if d.Summary != nil { // only set when the user asked for a summary
-//		payload = d.Summary.Entry(br.OldLeafID)
-//	} else if summarize { /* compaction.SummarizeBranch with p.CustomInstructions ... */ }
-//	// move the leaf, append payload (if any) and the label (p.Label), then:
-//	r.Tree(ctx, &hook.TreeEvent{NewLeafID: leaf, OldLeafID: br.OldLeafID,
-//		SummaryEntry: appended, FromExtension: d.Summary != nil})
+// docs/hooks.md shows the calls a program that does its own orchestration
+// makes, for a compaction and for a move in the tree.
 //
 // A nil *Runner has no handlers, and with no handler for an event a
 // dispatch costs a few microseconds: callers need no special case.
@@ -136,9 +101,9 @@
 //
 //   - a compaction needs a summary that is not blank, a firstKeptEntryId
 //     that is an entry of the current path (the event's branchEntries; pi
-//     stores any id and then keeps nothing, §10.1 #18), and a tokensBefore
+//     stores any id and then keeps nothing), and a tokensBefore
 //     that is a whole number from 0 to 2^53−1 (1e3 and 2.0 are whole;
-//     it is stored as given, pi's test 46). details may be any JSON value
+//     it is stored as given, as pi does). details may be any JSON value
 //     and usage a usage object; both are stored as given;
 //   - a branch summary needs a summary that is not blank.
 //
@@ -153,7 +118,7 @@
 // # Folding
 //
 // pi lets the last non-empty answer replace all earlier ones, so a later
-// handler's {} erases an earlier handler's summary (§10.1 #19). Prime folds
+// handler's {} erases an earlier handler's summary. Prime folds
 // the answers in order instead:
 //
 //   - cancel stops at once: later handlers do not run, nothing is written,
@@ -162,7 +127,7 @@
 //     later handlers see the new arrays, and so does Prime's summarizer when
 //     no handler writes the summary. firstKeptEntryId, isSplitTurn,
 //     tokensBefore, previousSummary, fileOps and settings stay as prepared
-//     (the spec: "preserves the other preparation metadata"). The
+//     (as in pi, which keeps the rest of the preparation). The
 //     arrays are what the summary is made from, not what happened: the file
 //     lists still name every file the session touched, and the cut, hence
 //     isSplitTurn, is not moved by a projection. A split turn whose prefix
@@ -180,7 +145,7 @@
 // After the dispatch the orchestration appends the entry itself and passes
 // it to the after-event, so session_compact carries exactly the entry
 // written (pi looks it up by summary text and finds the oldest of equal
-// ones, §10.1 #17).
+// ones).
 //
 // # Isolation
 //

@@ -66,6 +66,9 @@ const (
 	// SkipUntrusted: the hook comes from a project the user has not
 	// trusted.
 	SkipUntrusted
+	// SkipUnsafeFile: the hook's program is a file that another user could
+	// change (it, or a directory above it, is writable by others).
+	SkipUnsafeFile
 )
 
 func (s SkipReason) String() string {
@@ -76,6 +79,8 @@ func (s SkipReason) String() string {
 		return "unknown event"
 	case SkipUntrusted:
 		return "untrusted"
+	case SkipUnsafeFile:
+		return "unsafe file"
 	}
 	return fmt.Sprintf("SkipReason(%d)", uint8(s))
 }

@@ -114,6 +114,8 @@ func New(s *settings.Settings, opts Options) *Runner {
 		case h.Source.Scope == settings.Project && trusted == 0:
 			skip(SkipUntrusted, fmt.Sprintf("not run: the project %s is not trusted, and a project's hooks could run any command; "+
 				"if you trust it, run \"prime trust\" in it", s.ProjectDir()))
+		case c.unsafe() != nil:
+			skip(SkipUnsafeFile, fmt.Sprintf("not run: %v, so another user could change what it does", c.unsafe()))
 		default:
 			r.handlers = append(r.handlers, &handler{name: c.display(), source: h.Source, cmd: c,
 				timeout: r.timeoutOf(time.Duration(h.TimeoutMs) * time.Millisecond)})
@@ -322,7 +324,7 @@ type CompactDecision struct {
 // a nil decision, when ev has no preparation.
 func (r *Runner) BeforeCompact(ctx context.Context, ev *BeforeCompactEvent) (*CompactDecision, error) {
 	if ev.Preparation == nil {
-		return nil, errors.New("hook: session_before_compact needs a preparation")
+		return nil, errors.New("session_before_compact needs a preparation")
 	}
 	running := *ev
 	prep := *ev.Preparation
@@ -442,7 +444,7 @@ func fold[E any, R any, P interface {
 
 // check reports why a custom compaction cannot be stored: an empty
 // summary, or a first kept entry that is not on the current path (pi
-// stores such an id and then keeps nothing, §10.1 #18).
+// stores such an id and then keeps nothing).
 func (c *CustomCompaction) check(onPath map[string]bool) error {
 	var errs []string
 	if strings.TrimSpace(c.Summary) == "" {

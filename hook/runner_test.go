@@ -16,9 +16,9 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/prime-agent/prime/compaction"
-	"github.com/prime-agent/prime/internal/sessiontest"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/session"
+	"github.com/prime-agent/prime/session/sessiontest"
 )
 
 // deep compares everything, unexported fields included (an entry's bytes).
@@ -79,6 +79,9 @@ func texts(msgs []session.Message) []string {
 }
 
 func TestTransformsFoldInSequence(t *testing.T) {
+	// The second request is long enough for a summary by code to be
+	// smaller than what it replaces (a shorter span is nothing to compact).
+	second := "second request: " + strings.Repeat("rename the handlers and keep the routes as they are; ", 20)
 	s := testSession(t)
 	ev := beforeCompactEvent(t, s, 0)
 	original := *ev.Preparation
@@ -91,7 +94,7 @@ func TestTransformsFoldInSequence(t *testing.T) {
 		}},
 		&Hooks{Name: "second", BeforeCompact: func(ctx context.Context, ev *BeforeCompactEvent) (*BeforeCompactResult, error) {
 			secondSaw = texts(ev.Preparation.MessagesToSummarize)
-			next := append(ev.Preparation.MessagesToSummarize, userMessage("second request"))
+			next := append(ev.Preparation.MessagesToSummarize, userMessage(second))
 			return &BeforeCompactResult{Preparation: &PreparationChange{MessagesToSummarize: next}}, nil
 		}},
 		&Hooks{Name: "no answer", BeforeCompact: func(ctx context.Context, ev *BeforeCompactEvent) (*BeforeCompactResult, error) {
@@ -105,7 +108,7 @@ func TestTransformsFoldInSequence(t *testing.T) {
 	if want := []string{"user:first request"}; !slices.Equal(secondSaw, want) {
 		t.Errorf("the second handler saw %q, want %q", secondSaw, want)
 	}
-	if got, want := texts(d.Preparation.MessagesToSummarize), []string{"user:first request", "user:second request"}; !slices.Equal(got, want) {
+	if got, want := texts(d.Preparation.MessagesToSummarize), []string{"user:first request", "user:" + second}; !slices.Equal(got, want) {
 		t.Errorf("final messages %q, want %q", got, want)
 	}
 	if !slices.Equal(d.TransformedBy, []string{"first", "second"}) || len(d.Reports) != 0 {
@@ -395,7 +398,7 @@ func TestInvalidInProcessResults(t *testing.T) {
 		{"summary that is not UTF-8", func(r *BeforeCompactResult) { r.Compaction.Summary = "bad \xff" }, "cannot be written as JSON"},
 		{"a message of an unknown role", func(r *BeforeCompactResult) {
 			r.Preparation = &PreparationChange{MessagesToSummarize: []session.Message{weirdMessage{}}}
-		}, "preparation: messagesToSummarize: [0]: llm: message has no role"},
+		}, "preparation: messagesToSummarize: [0]: message has no role"},
 		{"cancel with an invalid compaction", func(r *BeforeCompactResult) { r.Cancel = true; r.Compaction.Summary = "" }, "the summary is empty"},
 	}
 	for _, tc := range tests {

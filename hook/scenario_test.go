@@ -9,8 +9,8 @@ import (
 	"github.com/prime-agent/prime/session"
 )
 
-// The scenarios of pi-reference §9.6 (compaction-extensions.test.ts, 39–46),
-// §9.7 (48) and §9.20 (#178, #179), each with in-process handlers and with
+// The scenarios of pi's compaction-extensions.test.ts and of its hook
+// tests for tree navigation, each with in-process handlers and with
 // real command hooks (a shell script), played through the orchestration of
 // compactFlow and treeFlow.
 

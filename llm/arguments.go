@@ -127,89 +127,9 @@ func stringify(v jsontext.Value) (jsontext.Value, error) {
 func appendJSObjects(out []byte, dec *jsontext.Decoder, raw bool) ([]byte, error) {
 	switch dec.PeekKind() {
 	case '{':
-		if _, err := dec.ReadToken(); err != nil {
-			return nil, err
-		}
-		type member struct {
-			name    jsontext.Value
-			value   []byte
-			index   uint32
-			isIndex bool
-		}
-		var members []member
-		at := map[string]int{}
-		for dec.PeekKind() == '"' {
-			name, err := dec.ReadValue()
-			if err != nil {
-				return nil, err
-			}
-			if raw {
-				name = appendJSString(nil, name)
-			} else {
-				name = name.Clone() // dec reuses its buffer
-			}
-			// Equal names have equal text once formatted; a lone surrogate
-			// stays distinct from U+FFFD only in that text.
-			key := name
-			if !raw {
-				if key, err = jsontext.AppendUnquote(nil, name); err != nil {
-					return nil, err
-				}
-			}
-			value, err := appendJSObjects(nil, dec, raw)
-			if err != nil {
-				return nil, err
-			}
-			if i, ok := at[string(key)]; ok {
-				members[i].value = value
-				continue
-			}
-			at[string(key)] = len(members)
-			index, isIndex := jsonwire.ArrayIndex(key)
-			members = append(members, member{name, value, index, isIndex})
-		}
-		if _, err := dec.ReadToken(); err != nil {
-			return nil, err
-		}
-		slices.SortStableFunc(members, func(a, b member) int {
-			switch {
-			case a.isIndex && b.isIndex:
-				return cmp.Compare(a.index, b.index)
-			case a.isIndex:
-				return -1
-			case b.isIndex:
-				return 1
-			}
-			return 0
-		})
-		out = append(out, '{')
-		for i, m := range members {
-			if i > 0 {
-				out = append(out, ',')
-			}
-			out = append(out, m.name...)
-			out = append(out, ':')
-			out = append(out, m.value...)
-		}
-		return append(out, '}'), nil
+		return appendJSObject(out, dec, raw)
 	case '[':
-		if _, err := dec.ReadToken(); err != nil {
-			return nil, err
-		}
-		out = append(out, '[')
-		for first := true; dec.PeekKind() != ']'; first = false {
-			if !first {
-				out = append(out, ',')
-			}
-			var err error
-			if out, err = appendJSObjects(out, dec, raw); err != nil {
-				return nil, err
-			}
-		}
-		if _, err := dec.ReadToken(); err != nil {
-			return nil, err
-		}
-		return append(out, ']'), nil
+		return appendJSArray(out, dec, raw)
 	}
 	v, err := dec.ReadValue()
 	if err != nil {
@@ -227,6 +147,97 @@ func appendJSObjects(out []byte, dec *jsontext.Decoder, raw bool) ([]byte, error
 		}
 	}
 	return append(out, v...), nil
+}
+
+// appendJSObject appends the object dec is at as [appendJSObjects] does.
+func appendJSObject(out []byte, dec *jsontext.Decoder, raw bool) ([]byte, error) {
+	if _, err := dec.ReadToken(); err != nil {
+		return nil, err
+	}
+	type member struct {
+		name    jsontext.Value
+		value   []byte
+		index   uint32
+		isIndex bool
+	}
+	var members []member
+	at := map[string]int{}
+	for dec.PeekKind() == '"' {
+		name, err := dec.ReadValue()
+		if err != nil {
+			return nil, err
+		}
+		if raw {
+			name = appendJSString(nil, name)
+		} else {
+			name = name.Clone() // dec reuses its buffer
+		}
+		// Equal names have equal text once formatted; a lone surrogate
+		// stays distinct from U+FFFD only in that text.
+		key := name
+		if !raw {
+			if key, err = jsontext.AppendUnquote(nil, name); err != nil {
+				return nil, err
+			}
+		}
+		value, err := appendJSObjects(nil, dec, raw)
+		if err != nil {
+			return nil, err
+		}
+		if i, ok := at[string(key)]; ok {
+			members[i].value = value
+			continue
+		}
+		at[string(key)] = len(members)
+		index, isIndex := jsonwire.ArrayIndex(key)
+		members = append(members, member{name, value, index, isIndex})
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return nil, err
+	}
+	slices.SortStableFunc(members, func(a, b member) int {
+		switch {
+		case a.isIndex && b.isIndex:
+			return cmp.Compare(a.index, b.index)
+		case a.isIndex:
+			return -1
+		case b.isIndex:
+			return 1
+		}
+		return 0
+	})
+	out = append(out, '{')
+	for i, m := range members {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, m.name...)
+		out = append(out, ':')
+		out = append(out, m.value...)
+	}
+	return append(out, '}'), nil
+}
+
+// appendJSArray appends the array dec is at, its elements as
+// [appendJSObjects] writes them.
+func appendJSArray(out []byte, dec *jsontext.Decoder, raw bool) ([]byte, error) {
+	if _, err := dec.ReadToken(); err != nil {
+		return nil, err
+	}
+	out = append(out, '[')
+	for first := true; dec.PeekKind() != ']'; first = false {
+		if !first {
+			out = append(out, ',')
+		}
+		var err error
+		if out, err = appendJSObjects(out, dec, raw); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return nil, err
+	}
+	return append(out, ']'), nil
 }
 
 // loneSurrogates reports whether a string of the JSON text b holds a \u

@@ -3,6 +3,7 @@ package llm
 import (
 	"context"
 	"errors"
+	"math"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -13,7 +14,7 @@ import (
 // overflowWording matches the texts providers use to say that a request did
 // not fit the model's context window. Each alternative is one vendor's (or
 // server's) wording; matching is case-insensitive. The list follows pi's
-// (pi-reference §3.3) so a session that pi classified reads the same here,
+// so a session that pi classified reads the same here,
 // and adds wordings pi does not know: llama.cpp's error type (its message
 // has been reworded before) and its 500 for a context that filled while
 // generating, and Anthropic's refusal of an input that fits only without
@@ -47,15 +48,16 @@ var overflowWording = regexp.MustCompile(`(?i)` + strings.Join([]string{
 }, "|"))
 
 // bodylessOverflow matches a 400 or 413 answered without a body, which is how
-// Cerebras and Mistral report an overflow. An optional "provider:" prefix (the
-// form of [APIError.Error]) is allowed.
-var bodylessOverflow = regexp.MustCompile(`(?i)^(?:[\w.-]+:\s*)?4(?:00|13):?\s*(?:status code)?\s*\(no body\)`)
+// Cerebras and Mistral report an overflow. The forms of [APIError.Error]
+// are allowed: "413 from provider: …", and the "provider: 413 …" of the
+// errorMessage older sessions hold.
+var bodylessOverflow = regexp.MustCompile(`(?i)^(?:[\w.-]+:\s*)?4(?:00|13)(?:\s+from\s+[\w.-]+)?:?\s*(?:status code)?\s*\(no body\)`)
 
 // throttlingWording matches texts that mention tokens but mean throttling,
 // such as Bedrock's "ThrottlingException: Too many tokens, please wait" or a
 // tokens-per-minute quota. They
 // veto an overflow match: waiting helps, compaction does not.
-var throttlingWording = regexp.MustCompile(`(?i)^(?:[\w.-]+:\s*)?(?:\d{3}\s+)?(?:Throttling error|Service unavailable):|throttl|rate[ _-]?limit|too many requests|tokens per (?:minute|min\b|day)`)
+var throttlingWording = regexp.MustCompile(`(?i)^(?:[\w.-]+:\s*)?(?:\d{3}\s+)?(?:from\s+[\w.-]+:\s*)?(?:Throttling error|Service unavailable):|throttl|rate[ _-]?limit|too many requests|tokens per (?:minute|min\b|day)`)
 
 // IsOverflowText reports whether an error text says the request overflowed
 // the model's context window, in any provider's wording Prime knows.
@@ -188,13 +190,23 @@ func RetryAfterOf(err error) time.Duration {
 	return 0
 }
 
+// duration is n units, at most the longest duration there is: a server's
+// "Retry-After: 1e300" (or "Inf") once overflowed to a negative wait,
+// which read as no wait at all and was retried at once.
+func duration(n float64, unit time.Duration) time.Duration {
+	if n*float64(unit) >= float64(math.MaxInt64) {
+		return math.MaxInt64
+	}
+	return time.Duration(n * float64(unit))
+}
+
 // ParseRetryAfter reads the delay a server asks for in its response headers:
 // "retry-after-ms" (milliseconds, sent by OpenAI and Anthropic), then
 // "Retry-After" as seconds or an HTTP date. It returns 0 when there is none.
 func ParseRetryAfter(h http.Header, now time.Time) time.Duration {
 	if v := h.Get("Retry-After-Ms"); v != "" {
 		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 {
-			return time.Duration(ms * float64(time.Millisecond))
+			return duration(ms, time.Millisecond)
 		}
 	}
 	v := h.Get("Retry-After")
@@ -202,10 +214,10 @@ func ParseRetryAfter(h http.Header, now time.Time) time.Duration {
 		return 0
 	}
 	if s, err := strconv.ParseFloat(v, 64); err == nil {
-		if s <= 0 {
+		if !(s > 0) { // NaN too
 			return 0
 		}
-		return time.Duration(s * float64(time.Second))
+		return duration(s, time.Second)
 	}
 	if t, err := http.ParseTime(v); err == nil && t.After(now) {
 		return t.Sub(now)

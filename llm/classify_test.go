@@ -4,14 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 )
 
-// TestOverflowWording feeds every provider's overflow text (as reported in
-// pi-reference §3.3 and by the servers themselves) and texts that must not
+// TestOverflowWording feeds every provider's overflow text (as pi knows
+// them and as the servers send them) and texts that must not
 // count: throttling that mentions tokens, and unrelated failures.
 func TestOverflowWording(t *testing.T) {
 	overflow := []string{
@@ -47,7 +48,8 @@ func TestOverflowWording(t *testing.T) {
 		"token limit exceeded",
 		"400 status code (no body)", // Cerebras, Mistral
 		"413 (no body)",
-		"openai: 413 status code (no body)",
+		"413 from openai: status code (no body)",
+		"openai: 413 status code (no body)", // an older session's errorMessage
 	}
 	for _, s := range overflow {
 		if !IsOverflowText(s) {
@@ -60,6 +62,8 @@ func TestOverflowWording(t *testing.T) {
 		"Rate limit reached for gpt-test: too many tokens per minute",
 		"429 Too Many Requests: token limit exceeded for this minute",
 		"Service unavailable: too many tokens",
+		"503 from bedrock: Service unavailable: too many tokens",
+		"429 from openai: status code (no body)",
 		"Overloaded",
 		"Internal server error",
 		"messages: roles must alternate between user and assistant",
@@ -176,7 +180,7 @@ func TestNewAPIError(t *testing.T) {
 			t.Errorf("%d %q %q: got %v, want %v", tt.status, tt.typ, tt.message, err.Kind, tt.want)
 		}
 	}
-	if got := NewAPIError("openai", 413, "", "", 0).Error(); got != "openai: 413: status code (no body)" || !IsOverflowText(got) {
+	if got := NewAPIError("openai", 413, "", "", 0).Error(); got != "413 from openai: status code (no body)" || !IsOverflowText(got) {
 		t.Errorf("bodyless error text %q", got)
 	}
 }
@@ -218,6 +222,11 @@ func TestParseRetryAfter(t *testing.T) {
 		{http.Header{"Retry-After": {now.Add(90 * time.Second).Format(http.TimeFormat)}}, 90 * time.Second},
 		{http.Header{"Retry-After": {"soon"}}, 0},
 		{http.Header{"Retry-After": {"-3"}}, 0},
+		{http.Header{"Retry-After": {"1e300"}}, math.MaxInt64},
+		{http.Header{"Retry-After": {"Inf"}}, math.MaxInt64},
+		{http.Header{"Retry-After": {"NaN"}}, 0},
+		{http.Header{"Retry-After-Ms": {"1e300"}}, math.MaxInt64},
+		{http.Header{"Retry-After": {"99999999999999"}}, math.MaxInt64},
 		{http.Header{}, 0},
 	}
 	for _, tt := range tests {

@@ -2,7 +2,8 @@ package llm
 
 import (
 	"errors"
-	"fmt"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -56,26 +57,37 @@ type APIError struct {
 	Kind error
 }
 
-// Error formats the error as "provider: status type: message".
+// Error formats the error as "status type from provider: message"; when
+// the provider sent neither a status nor a type, the class of the failure
+// says what went wrong ("connection to provider failed: message"). A user
+// reads what failed and where, without a package-like "provider:" prefix.
 func (e *APIError) Error() string {
-	s := e.Provider
-	if s == "" {
-		s = "llm"
-	}
-	s += ":"
+	var head []string
 	if e.StatusCode != 0 {
-		s += fmt.Sprintf(" %d", e.StatusCode)
+		head = append(head, strconv.Itoa(e.StatusCode))
 	}
 	if e.Type != "" {
-		s += " " + e.Type
+		head = append(head, e.Type)
 	}
-	if e.Message != "" {
-		if e.StatusCode != 0 || e.Type != "" {
-			s += ":"
-		}
-		s += " " + e.Message
+	s := strings.Join(head, " ")
+	switch {
+	case e.Provider == "":
+	case s != "":
+		s += " from " + e.Provider
+	case errors.Is(e.Kind, ErrConnection):
+		s = "connection to " + e.Provider + " failed"
+	case errors.Is(e.Kind, ErrBadResponse):
+		s = "malformed answer from " + e.Provider
+	default:
+		s = e.Provider + " failed"
 	}
-	return s
+	switch {
+	case s == "":
+		return e.Message
+	case e.Message == "":
+		return s
+	}
+	return s + ": " + e.Message
 }
 
 // Unwrap returns the error's class, so errors.Is(err, ErrContextOverflow)
@@ -84,8 +96,12 @@ func (e *APIError) Unwrap() error { return e.Kind }
 
 // Retryable reports whether a failure of this class may succeed when the
 // same request is sent again: rate limits, overloads, 5xx and connection
-// failures. A context overflow is never retryable.
+// failures. A context overflow is never retryable, nor a connection a
+// server on this machine refused ([RefusedLocally]).
 func Retryable(err error) bool {
+	if RefusedLocally(err) {
+		return false
+	}
 	return errors.Is(err, ErrRateLimited) || errors.Is(err, ErrOverloaded) ||
 		errors.Is(err, ErrServer) || errors.Is(err, ErrConnection)
 }

@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/go-json-experiment/json"
@@ -288,10 +289,10 @@ func DecodeMessage(raw []byte) (Message, error) {
 	case RoleToolResult:
 		m = new(ToolResultMessage)
 	default:
-		return nil, fmt.Errorf("llm: unknown message role %q", role)
+		return nil, fmt.Errorf("unknown message role %q", role)
 	}
 	if err := json.Unmarshal(raw, m, jsonwire.ReadOptions); err != nil {
-		return nil, fmt.Errorf("llm: %s message: %w", role, err)
+		return nil, fmt.Errorf("%s message: %w", role, err)
 	}
 	return m, nil
 }
@@ -312,10 +313,10 @@ func PeekRole(raw []byte) (string, error) {
 		return dec.SkipValue()
 	})
 	if err != nil {
-		return "", fmt.Errorf("llm: message: %w", err)
+		return "", fmt.Errorf("not a message: %w", err)
 	}
 	if !found {
-		return "", fmt.Errorf("llm: message has no role")
+		return "", errors.New("message has no role")
 	}
 	return role, nil
 }

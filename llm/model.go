@@ -1,11 +1,25 @@
 package llm
 
-import "github.com/go-json-experiment/json/jsontext"
+import (
+	"slices"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
 
 // Wire APIs Prime speaks. A model names the API its provider serves.
 const (
 	APIAnthropicMessages = "anthropic-messages"
 	APIOpenAICompletions = "openai-completions"
+	// APIOpenAIResponses is OpenAI's Responses API (POST /responses).
+	APIOpenAIResponses = "openai-responses"
+	// APIAzureOpenAIResponses is the Responses API as Azure OpenAI serves
+	// it: an api-key header and an api-version query parameter.
+	APIAzureOpenAIResponses = "azure-openai-responses"
+	// APIGoogleGenerativeAI is Google's Gemini API with an API key.
+	APIGoogleGenerativeAI = "google-generative-ai"
+	// APIGoogleVertex is Gemini on Google Cloud's Vertex AI, with an
+	// OAuth access token.
+	APIGoogleVertex = "google-vertex"
 )
 
 // ThinkingLevel is how much reasoning to ask a reasoning model for.
@@ -50,9 +64,21 @@ type Model struct {
 	// effort ([ThinkingXHigh]; Anthropic's "max"). Without it xhigh is sent
 	// as high.
 	SupportsXHigh bool `json:"supportsXhigh,omitzero"`
+	// ThinkingLevelMap is pi's per-model table of thinking levels: a level
+	// mapped to a string is sent as that value, a level mapped to null is
+	// one the model does not support (a request for it is clamped to the
+	// nearest supported level, see [Model.ClampThinking]). Absent levels
+	// are sent by their own names.
+	ThinkingLevelMap map[ThinkingLevel]*string `json:"thinkingLevelMap,omitzero"`
 	// Compat adjusts requests to the quirks of an OpenAI-compatible server.
 	// Nil means detect them from the base URL.
 	Compat *OpenAICompat `json:"compat,omitzero"`
+	// SamplingParams are JSON fields merged into every request body of the
+	// OpenAI APIs (Chat Completions, Responses), and
+	// SamplingParamsByThinkingLevel those of one thinking level, merged
+	// over them: pi's fields of those names (see [Model.SamplingBody]).
+	SamplingParams                jsontext.Value                   `json:"samplingParams,omitzero"`
+	SamplingParamsByThinkingLevel map[ThinkingLevel]jsontext.Value `json:"samplingParamsByThinkingLevel,omitzero"`
 }
 
 // Thinking styles of the Anthropic Messages API (see [Model.ThinkingStyle]).
@@ -93,6 +119,9 @@ type OpenAICompat struct {
 	// (reasoning_effort, the default), "zai" ("thinking": {"type": ...}) or
 	// "qwen" ("enable_thinking": bool).
 	ThinkingFormat string `json:"thinkingFormat,omitzero"`
+	// SupportsStrictMode: the server takes "strict" on function tools
+	// (Prime sends "strict": false there; OpenAI's own models do).
+	SupportsStrictMode *bool `json:"supportsStrictMode,omitzero"`
 	// OpenRouterRouting is passed to OpenRouter as the request's "provider"
 	// object (e.g. {"only": ["anthropic"]}).
 	OpenRouterRouting jsontext.Value `json:"openRouterRouting,omitzero"`
@@ -118,6 +147,95 @@ func (m Model) CostOf(u Usage) Cost {
 	}
 	c.Total = c.Input + c.Output + c.CacheRead + c.CacheWrite
 	return c
+}
+
+// thinkingLevels are the levels in order, from none to the most.
+var thinkingLevels = []ThinkingLevel{ThinkingOff, ThinkingMinimal, ThinkingLow, ThinkingMedium, ThinkingHigh, ThinkingXHigh}
+
+// supportsThinking reports whether level is one the model accepts: a model
+// that cannot reason accepts only off; a level mapped to null is refused;
+// xhigh needs a mapping or [Model.SupportsXHigh].
+func (m Model) supportsThinking(level ThinkingLevel) bool {
+	if !slices.Contains(thinkingLevels, level) {
+		return false
+	}
+	if !m.Reasoning {
+		return level == ThinkingOff
+	}
+	v, present := m.ThinkingLevelMap[level]
+	if present && v == nil {
+		return false
+	}
+	if level == ThinkingXHigh {
+		return present || m.SupportsXHigh
+	}
+	return true
+}
+
+// ThinkingLevels returns the levels the model accepts, off to the most
+// (pi's getSupportedThinkingLevels): only off for a model that cannot
+// reason.
+func (m Model) ThinkingLevels() []ThinkingLevel {
+	var out []ThinkingLevel
+	for _, l := range thinkingLevels {
+		if m.supportsThinking(l) {
+			out = append(out, l)
+		}
+	}
+	if len(out) == 0 {
+		out = []ThinkingLevel{ThinkingOff}
+	}
+	return out
+}
+
+// ClampThinking returns the level to ask for when level is requested (pi's
+// clampThinkingLevel): level itself when the model supports it, else the
+// next higher supported level, else the next lower one. "" means off.
+func (m Model) ClampThinking(level ThinkingLevel) ThinkingLevel {
+	if level == "" {
+		level = ThinkingOff
+	}
+	if m.supportsThinking(level) {
+		return level
+	}
+	at := -1
+	for i, l := range thinkingLevels {
+		if l == level {
+			at = i
+		}
+	}
+	if at >= 0 {
+		for _, l := range thinkingLevels[at:] {
+			if m.supportsThinking(l) {
+				return l
+			}
+		}
+		for i := at - 1; i >= 0; i-- {
+			if m.supportsThinking(thinkingLevels[i]) {
+				return thinkingLevels[i]
+			}
+		}
+	}
+	for _, l := range thinkingLevels {
+		if m.supportsThinking(l) {
+			return l
+		}
+	}
+	return ThinkingOff
+}
+
+// ThinkingValue is the wire value of a (clamped) level: its mapping in
+// [Model.ThinkingLevelMap], else the level's own name. mapped reports
+// whether the table named it (a mapping to null gives "", true).
+func (m Model) ThinkingValue(level ThinkingLevel) (value string, mapped bool) {
+	v, present := m.ThinkingLevelMap[level]
+	if !present {
+		return string(level), false
+	}
+	if v == nil {
+		return "", true
+	}
+	return *v, true
 }
 
 // AcceptsImages reports whether the model takes image input.

@@ -5,7 +5,7 @@ package llm
 const NoResultText = "No result provided"
 
 // PrepareMessages is the normalisation every provider applies before
-// converting a conversation to its wire format (pi-ai's, pi-reference §2.3):
+// converting a conversation to its wire format, as pi-ai does:
 //   - assistant turns that failed or were aborted are dropped: their partial
 //     content may be malformed, and an overflow error kept in the session
 //     must not be sent back;

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -39,6 +40,45 @@ type Request struct {
 	// NoCache asks the provider not to mark the prompt for caching (one-off
 	// requests such as summaries gain nothing from it).
 	NoCache bool
+	// StreamBounds bound how long the server may stay silent.
+	StreamBounds
+}
+
+// StreamBounds bound how long a server may keep a stream open without
+// sending the reply. A stream that exceeds one fails as a broken
+// connection ([ErrConnection]), which the agent retries.
+type StreamBounds struct {
+	// IdleTimeout is how long the server may send nothing (before the
+	// response, or mid-stream); 0 means five minutes (pi's and Codex's
+	// default), a negative value no limit.
+	IdleTimeout time.Duration
+	// KeepAliveTimeout is how long a server may keep the stream alive with
+	// keep-alives alone (SSE comments, pings) while the reply does not grow,
+	// as while a local server reads a long prompt; 0 means 30 minutes, a
+	// negative value no limit. It is never shorter than IdleTimeout.
+	KeepAliveTimeout time.Duration
+}
+
+// Bounded returns a provider that gives every request without bounds of
+// its own the bounds b.
+func Bounded(p Provider, b StreamBounds) Provider { return &bounded{p, b} }
+
+type bounded struct {
+	p Provider
+	b StreamBounds
+}
+
+// String and GoString describe the provider bounded, never its key.
+func (p *bounded) String() string   { return fmt.Sprint(p.p) }
+func (p *bounded) GoString() string { return fmt.Sprintf("%#v", p.p) }
+
+func (p *bounded) Stream(ctx context.Context, req *Request) iter.Seq[Event] {
+	if req.StreamBounds != (StreamBounds{}) {
+		return p.p.Stream(ctx, req)
+	}
+	r := *req
+	r.StreamBounds = p.b
+	return p.p.Stream(ctx, &r)
 }
 
 // Tool describes a tool the model may call.
@@ -116,19 +156,19 @@ func Collect(events iter.Seq[Event]) (*AssistantMessage, error) {
 		switch ev.Type {
 		case EventDone:
 			if ev.Message == nil {
-				return nil, errors.New("llm: done event without a message")
+				return nil, errors.New("the provider ended its answer without a message")
 			}
 			return ev.Message, nil
 		case EventError:
 			err := ev.Err
 			if err == nil {
-				err = errors.New("llm: stream failed")
+				err = errors.New("the provider's answer failed")
 				if ev.Message != nil && ev.Message.ErrorMessage != "" {
-					err = fmt.Errorf("llm: %s", ev.Message.ErrorMessage)
+					err = errors.New(ev.Message.ErrorMessage)
 				}
 			}
 			return ev.Message, err
 		}
 	}
-	return nil, errors.New("llm: stream ended without a final event")
+	return nil, errors.New("the provider's answer broke off before its end")
 }

@@ -9,14 +9,39 @@ import (
 
 // Event is one step of a run, told to [Config].Emit. The concrete types are
 // RunStart, RunEnd, TurnStart, TurnEnd, MessageStart, MessageUpdate,
-// MessageEnd, ToolStart, ToolUpdate and ToolEnd.
+// MessageEnd, ToolStart, ToolUpdate, ToolEnd and Backoff.
 type Event interface{ loopEvent() }
 
 // RunStart begins a run.
 type RunStart struct{}
 
 // RunEnd ends a run; Messages are every message it produced, in order.
-type RunEnd struct{ Messages []llm.Message }
+type RunEnd struct {
+	Messages []llm.Message
+	// Stopped says why the run stopped before the model was done, if a
+	// bound stopped it; Turns is how many turns it had.
+	Stopped Stopped
+	Turns   int
+}
+
+// Stopped is why a bound stopped a run.
+type Stopped string
+
+// The bounds that stop a run.
+const (
+	// StoppedTurns: the run had Config.MaxTurns turns.
+	StoppedTurns Stopped = "turns"
+	// StoppedToolErrors: StopAfterErrors turns in a row had only failed
+	// tool calls.
+	StoppedToolErrors Stopped = "tool-errors"
+)
+
+// Backoff says the loop waits Delay before the next request, the model's
+// tool calls having all failed Failures turns in a row.
+type Backoff struct {
+	Failures int
+	Delay    time.Duration
+}
 
 // TurnStart begins a turn: the messages delivered before its request, then
 // its reply.
@@ -69,7 +94,17 @@ type ToolEnd struct {
 	Duration time.Duration
 }
 
+// EventType names the event as pi's agent core does, for the events a
+// caller passes on as they are.
+func (TurnStart) EventType() string    { return "turn_start" }
+func (TurnEnd) EventType() string      { return "turn_end" }
+func (MessageStart) EventType() string { return "message_start" }
+func (ToolStart) EventType() string    { return "tool_execution_start" }
+func (ToolUpdate) EventType() string   { return "tool_execution_update" }
+func (ToolEnd) EventType() string      { return "tool_execution_end" }
+
 func (RunStart) loopEvent()      {}
+func (Backoff) loopEvent()       {}
 func (RunEnd) loopEvent()        {}
 func (TurnStart) loopEvent()     {}
 func (TurnEnd) loopEvent()       {}

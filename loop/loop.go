@@ -36,7 +36,27 @@ type Config struct {
 	// Now is the clock for the timestamps of the messages the loop makes;
 	// nil means time.Now.
 	Now func() time.Time
+	// MaxTurns stops the run once it has had this many turns (RunEnd says
+	// so); 0 means no limit.
+	MaxTurns int
+	// ErrorBackoff is the wait before the next request once BackoffAfter
+	// turns in a row had only failed tool calls (an unknown tool, bad
+	// arguments, a tool that failed); it doubles with each further such
+	// turn, up to MaxErrorBackoff, and after StopAfterErrors such turns
+	// the run stops. 0 means one second.
+	ErrorBackoff time.Duration
 }
+
+// The bounds on a model that keeps making failing tool calls.
+const (
+	// BackoffAfter failing turns in a row, the loop waits before the next
+	// request.
+	BackoffAfter = 3
+	// StopAfterErrors failing turns in a row stop the run.
+	StopAfterErrors = 10
+	// MaxErrorBackoff is the longest wait between two failing turns.
+	MaxErrorBackoff = 30 * time.Second
+)
 
 // Request is one model call: the provider and what to ask it.
 type Request struct {
@@ -92,6 +112,7 @@ func Run(ctx context.Context, cfg *Config, start []llm.Message) []llm.Message {
 	r.deliver(start)
 	r.deliver(r.take(Steering))
 	for {
+		r.turns++
 		msg, _ := r.reply(ctx)
 		if msg.StopReason == llm.StopReasonError || msg.StopReason == llm.StopReasonAborted {
 			r.emit(TurnEnd{Message: msg})
@@ -110,7 +131,7 @@ func Run(ctx context.Context, cfg *Config, start []llm.Message) []llm.Message {
 			break
 		}
 	}
-	r.emit(RunEnd{Messages: r.out})
+	r.emit(RunEnd{Messages: r.out, Stopped: r.stopped, Turns: r.turns})
 	return r.out
 }
 
@@ -121,6 +142,10 @@ type run struct {
 	// mu serialises Emit and guards out.
 	mu  sync.Mutex
 	out []llm.Message
+	// turns counts the turns so far, failing the turns in a row whose
+	// tool calls all failed; stopped says why the run stopped early.
+	turns, failing int
+	stopped        Stopped
 }
 
 func (r *run) emit(e Event) {
@@ -164,6 +189,9 @@ func (r *run) take(k Kind) []llm.Message {
 // between-turn work is done and the run is still not cancelled.
 func (r *run) next(ctx context.Context, last Turn) bool {
 	tools := len(last.ToolResults) > 0
+	if tools && !r.bounded(ctx, last) {
+		return false
+	}
 	for {
 		if ctx.Err() != nil {
 			return false
@@ -193,12 +221,57 @@ func (r *run) next(ctx context.Context, last Turn) bool {
 	}
 }
 
+// bounded applies the run's bounds before a turn that answers tool
+// results: the turn limit, and the back-off from (and the stop after) turns
+// whose tool calls all failed. It reports whether the run may go on.
+func (r *run) bounded(ctx context.Context, last Turn) bool {
+	if r.cfg.MaxTurns > 0 && r.turns >= r.cfg.MaxTurns {
+		r.stopped = StoppedTurns
+		return false
+	}
+	failed := true
+	for _, res := range last.ToolResults {
+		failed = failed && res.IsError
+	}
+	if !failed {
+		r.failing = 0
+		return true
+	}
+	r.failing++
+	if r.failing >= StopAfterErrors {
+		r.stopped = StoppedToolErrors
+		return false
+	}
+	if r.failing < BackoffAfter {
+		return true
+	}
+	delay := r.cfg.ErrorBackoff
+	if delay <= 0 {
+		delay = time.Second
+	}
+	for range r.failing - BackoffAfter {
+		if delay *= 2; delay >= MaxErrorBackoff {
+			delay = MaxErrorBackoff
+			break
+		}
+	}
+	r.emit(Backoff{Failures: r.failing, Delay: delay})
+	t := time.NewTimer(delay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
 // reply streams one assistant reply and returns it with the stream's error
 // (nil unless it failed or was aborted).
 func (r *run) reply(ctx context.Context) (*llm.AssistantMessage, error) {
 	req, err := r.cfg.Request(ctx)
 	if err == nil && (req.Provider == nil || req.Request == nil) {
-		err = errors.New("loop: Config.Request returned no provider or request")
+		err = errors.New("Config.Request returned no provider or request")
 	}
 	if err != nil {
 		msg := &llm.AssistantMessage{Content: []llm.Content{}, StopReason: llm.StopReasonError, ErrorMessage: err.Error(), Timestamp: r.now().UnixMilli()}

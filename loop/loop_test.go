@@ -252,7 +252,9 @@ func TestParallelCallsResultsInCallOrder(t *testing.T) {
 	started.Add(2)
 	release := make(chan struct{})
 	go func() { started.Wait(); close(release) }()
-	mk := func(name string, delay time.Duration) *fakeTool {
+	// The slow call ends only once the fast one's end was told.
+	fastEnded := make(chan struct{})
+	mk := func(name string, after <-chan struct{}) *fakeTool {
 		return &fakeTool{name: name, run: func(ctx context.Context, c tool.Call) (tool.Result, error) {
 			started.Done()
 			select {
@@ -260,18 +262,78 @@ func TestParallelCallsResultsInCallOrder(t *testing.T) {
 			case <-time.After(20 * time.Second):
 				return tool.Result{}, errors.New("the other call never started: calls ran one after another")
 			}
-			time.Sleep(delay)
+			if after != nil {
+				select {
+				case <-after:
+				case <-time.After(20 * time.Second):
+					return tool.Result{}, errors.New("the fast call's end was not told before the slow call ended")
+				}
+			}
 			return tool.Result{Content: []llm.Content{llm.Text{Text: name}}}, nil
 		}}
 	}
 	s := newStore(t, srv)
-	out := loop.Run(context.Background(), s.config(mk("slow", 50*time.Millisecond), mk("fast", 0)), []llm.Message{user("go")})
+	cfg := s.config(mk("slow", fastEnded), mk("fast", nil))
+	emit := cfg.Emit
+	cfg.Emit = func(e loop.Event) {
+		emit(e)
+		if end, ok := e.(loop.ToolEnd); ok && end.Call.Name == "fast" {
+			close(fastEnded)
+		}
+	}
+	out := loop.Run(context.Background(), cfg, []llm.Message{user("go")})
 	if resultText(out[2].(*llm.ToolResultMessage)) != "slow" || resultText(out[3].(*llm.ToolResultMessage)) != "fast" {
 		t.Fatalf("results out of call order: %v %v", out[2], out[3])
 	}
 	// ToolEnd comes in completion order: fast first.
 	if s.ends[0].Call.Name != "fast" {
 		t.Errorf("tool ends %s, %s; want fast first", s.ends[0].Call.Name, s.ends[1].Call.Name)
+	}
+}
+
+// TestCallsRunAfterAllStarts: every call of a reply is announced before any
+// runs, as pi does, so a fast call's end never comes before a later call's
+// start. The last start waits (a little) for a call to begin running: one
+// that ran early would be seen by the count.
+func TestCallsRunAfterAllStarts(t *testing.T) {
+	srv := llmtest.NewAnthropic(t)
+	srv.Reply(llmtest.ToolCall("1", "quick", `{"text":"a"}`), llmtest.ToolCall("2", "quick", `{"text":"b"}`), llmtest.ToolCall("3", "quick", `{"text":"c"}`))
+	srv.Reply(llmtest.Text("ok"))
+	var mu sync.Mutex
+	starts := 0
+	var seen []int // starts announced when each call began
+	began := make(chan struct{}, 3)
+	quick := &fakeTool{name: "quick", run: func(ctx context.Context, c tool.Call) (tool.Result, error) {
+		mu.Lock()
+		seen = append(seen, starts)
+		mu.Unlock()
+		began <- struct{}{}
+		return tool.Result{Content: []llm.Content{llm.Text{Text: c.ID}}}, nil
+	}}
+	s := newStore(t, srv)
+	cfg := s.config(quick)
+	emit := cfg.Emit
+	cfg.Emit = func(e loop.Event) {
+		if st, ok := e.(loop.ToolStart); ok {
+			if st.Call.ID == "3" {
+				select {
+				case <-began:
+				case <-time.After(300 * time.Millisecond):
+				}
+			}
+			mu.Lock()
+			starts++
+			mu.Unlock()
+		}
+		emit(e)
+	}
+	loop.Run(context.Background(), cfg, []llm.Message{user("go")})
+	if !slices.Equal(seen, []int{3, 3, 3}) {
+		t.Errorf("starts announced when each call began: %v, want all 3", seen)
+	}
+	got := strings.Join(compact(s.names), " ")
+	if want := "tool-start:quick tool-start:quick tool-start:quick tool-end:quick tool-end:quick tool-end:quick"; !strings.Contains(got, want) {
+		t.Errorf("events %s\nlack %s", got, want)
 	}
 }
 

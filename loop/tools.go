@@ -50,11 +50,13 @@ func errorResult(text string) tool.Result {
 
 // execute runs the calls of a reply and returns their results in call order:
 // each call is announced and prepared in order (looked up, its arguments
-// repaired and validated), then the prepared ones run concurrently, a call
-// waiting for the earlier calls that touch one of its files.
+// repaired and validated), then, once all are prepared, the prepared ones
+// run concurrently, a call waiting for the earlier calls that touch one of
+// its files. Every start is so announced before any prepared call ends, as
+// pi does.
 func (r *run) execute(ctx context.Context, calls []llm.ToolCall) []*llm.ToolResultMessage {
 	prepared := make([]*call, len(calls))
-	var wg sync.WaitGroup
+	var ready []*call
 	for i, tc := range calls {
 		c := &call{call: tc, done: make(chan struct{})}
 		prepared[i] = c
@@ -68,6 +70,10 @@ func (r *run) execute(ctx context.Context, calls []llm.ToolCall) []*llm.ToolResu
 				c.after = append(c.after, earlier)
 			}
 		}
+		ready = append(ready, c)
+	}
+	var wg sync.WaitGroup
+	for _, c := range ready {
 		wg.Go(func() {
 			defer r.end(c)
 			for _, e := range c.after {

@@ -30,14 +30,14 @@ func TestReadLines(t *testing.T) {
 		{"nothing", "", nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			ch := make(chan []byte)
+			ch := make(chan inLine)
 			go func() {
 				defer close(ch)
 				readLines(iotest.OneByteReader(strings.NewReader(c.in)), ch, nil)
 			}()
 			var got []string
 			for l := range ch {
-				got = append(got, string(l))
+				got = append(got, string(l.data))
 			}
 			if !cmp.Equal(got, c.want) {
 				t.Errorf("got %d lines %.80q, want %.80q", len(got), got, c.want)
@@ -51,7 +51,7 @@ func TestReadLines(t *testing.T) {
 func TestReadLinesQuit(t *testing.T) {
 	quit := make(chan struct{})
 	close(quit)
-	readLines(strings.NewReader("a\nb\n"), make(chan []byte), quit)
+	readLines(strings.NewReader("a\nb\n"), make(chan inLine), quit)
 }
 
 func TestParseCommand(t *testing.T) {

@@ -34,6 +34,7 @@ var fuzzSeeds = []string{
 	`{"type":"set_steering_mode","mode":"all"}` + "\n" + `{"type":"set_auto_compaction","enabled":false}` + "\n" + `{"type":"get_messages"}`,
 	`{"type":"prompt","message":"a"}` + "\n" + `{"type":"pin","text":"never push"}` + "\n" + `{"type":"get_pins"}` + "\n" + `{"type":"unpin","text":"never push"}` + "\n" + `{"type":"unpin","pinId":"x"}`,
 	`{"type":"prompt","message":"a"}` + "\n" + `{"type":"compact"}` + "\n" + `{"type":"get_compaction_receipt"}` + "\n" + `{"type":"uncompact"}` + "\n" + `{"type":"uncompact","compactionId":"x"}`,
+	`{"type":"extension_ui_response","id":"approval-1","value":"Allow once"}` + "\n" + `{"type":"extension_ui_response","id":7,"cancelled":true}` + "\n" + `{"type":"extension_ui_response"}`,
 	strings.Repeat("[", 20000),
 }
 

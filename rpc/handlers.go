@@ -11,10 +11,9 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/prime-agent/prime/agent"
+	"github.com/prime-agent/prime/agentjson"
 	"github.com/prime-agent/prime/internal/jsonwire"
 	"github.com/prime-agent/prime/llm"
-	"github.com/prime-agent/prime/llm/registry"
-	"github.com/prime-agent/prime/session"
 )
 
 // handler runs one command and returns its response's data (nil for none),
@@ -23,12 +22,14 @@ type handler func(s *Server, ctx context.Context, c *command) ([]byte, error)
 
 // lookup returns the handler of a command type: every command of pi's
 // protocol, and Prime's additions (navigate_tree, pin, unpin, get_pins,
-// uncompact, get_compaction_receipt).
+// uncompact, get_compaction_receipt, mcp).
 func lookup(typ string) (handler, bool) {
 	var h handler
 	switch typ {
 	case "prompt":
 		h = (*Server).prompt
+	case "extension_ui_response":
+		h = (*Server).uiResponse
 	case "steer":
 		h = (*Server).steer
 	case "follow_up":
@@ -105,6 +106,8 @@ func lookup(typ string) (handler, bool) {
 		h = (*Server).uncompact
 	case "get_compaction_receipt":
 		h = (*Server).compactionReceipt
+	case "mcp":
+		h = (*Server).mcp
 	}
 	return h, h != nil
 }
@@ -220,7 +223,7 @@ func (s *Server) getMessages(ctx context.Context, c *command) ([]byte, error) {
 		return nil, err
 	}
 	if msgs == nil {
-		msgs = []session.Message{}
+		msgs = []agent.Message{}
 	}
 	return encode(func(w *jsonwire.ObjectWriter) { w.Value("messages", msgs) })
 }
@@ -234,7 +237,7 @@ func (s *Server) setModel(ctx context.Context, c *command) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !slices.ContainsFunc(models, func(e registry.Entry) bool { return e.Model.Provider == provider && e.Model.ID == id }) {
+	if !slices.ContainsFunc(models, func(e agent.ModelEntry) bool { return e.Model.Provider == provider && e.Model.ID == id }) {
 		return nil, fmt.Errorf("Model not found: %s/%s (get_available_models lists the models with a key)", provider, id)
 	}
 	m, err := s.ag.SetModel(ctx, provider+"/"+id)
@@ -326,10 +329,11 @@ func (s *Server) queueMode(ctx context.Context, c *command, key string) ([]byte,
 // save writes a setting the client changed; a failure is a diagnostic,
 // the change holding for this agent.
 func (s *Server) save(ctx context.Context, key, value string) {
-	if s.opts.SaveSetting == nil {
-		return
+	err := s.ag.SaveSetting(ctx, key, value)
+	if errors.Is(err, agent.ErrNoSettingsFile) {
+		return // settings not read from files: the change holds for this agent
 	}
-	if err := s.opts.SaveSetting(ctx, key, value); err != nil {
+	if err != nil {
 		s.diag("warning: %s is %s for this session, but could not be saved in the settings: %v", key, value, err)
 	}
 }
@@ -350,7 +354,7 @@ func (s *Server) compact(ctx context.Context, c *command) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		return agent.MarshalCompactionResult(res)
+		return agentjson.MarshalCompactionResult(res)
 	})
 }
 
@@ -462,34 +466,13 @@ func (s *Server) clone(ctx context.Context, c *command) ([]byte, error) {
 // forkMessages lists every user message of the session file with text,
 // in file order: what fork can start from.
 func (s *Server) forkMessages(ctx context.Context, c *command) ([]byte, error) {
-	type forkable struct{ id, text string }
-	var list []forkable
-	s.ag.View(func(ss *session.Session) {
-		for _, e := range ss.Entries() {
-			if e.Type != session.TypeMessage {
-				continue
-			}
-			if role, err := e.MessageRole(); err != nil || role != llm.RoleUser {
-				continue
-			}
-			m, err := e.Message()
-			if err != nil {
-				continue
-			}
-			if u, ok := m.(*llm.UserMessage); ok {
-				if text := llm.TextOf(u.Content); text != "" {
-					list = append(list, forkable{e.ID, text})
-				}
-			}
-		}
-	})
 	b := []byte(`{"messages":[`)
-	for i, f := range list {
+	for i, f := range s.ag.ForkPoints() {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = quote(append(b, `{"entryId":`...), f.id)
-		b = quote(append(b, `,"text":`...), f.text)
+		b = quote(append(b, `{"entryId":`...), f.EntryID)
+		b = quote(append(b, `,"text":`...), f.Text)
 		b = append(b, '}')
 	}
 	return append(b, "]}"...), nil
@@ -502,38 +485,38 @@ func (s *Server) entries(ctx context.Context, c *command) ([]byte, error) {
 	if c.err != nil {
 		return nil, c.err
 	}
-	var b []byte
-	var err error
-	s.ag.View(func(ss *session.Session) {
-		list := ss.Entries()
-		if after {
-			i := slices.IndexFunc(list, func(e *session.Entry) bool { return e.ID == since })
-			if i < 0 {
-				err = fmt.Errorf("Entry not found: %s", since)
-				return
-			}
-			list = list[i+1:]
-		}
-		if b, err = appendEntries([]byte(`{"entries":`), list); err != nil {
-			return
-		}
-		b = appendLeaf(append(b, `,"leafId":`...), ss.LeafID())
-		b = append(b, '}')
-	})
-	return b, err
+	if !after {
+		since = ""
+	} else if since == "" {
+		// pi looks the empty id up like any other: no entry has it.
+		return nil, fmt.Errorf("Entry not found: %s", since)
+	}
+	lines, leaf, err := s.ag.EntryLines(since)
+	if errors.Is(err, agent.ErrEntryNotFound) {
+		return nil, fmt.Errorf("Entry not found: %s", since)
+	}
+	if err != nil {
+		return nil, err
+	}
+	b, err := appendEntries([]byte(`{"entries":`), lines)
+	if err != nil {
+		return nil, err
+	}
+	b = appendLeaf(append(b, `,"leafId":`...), leaf)
+	return append(b, '}'), nil
 }
 
 func (s *Server) tree(ctx context.Context, c *command) ([]byte, error) {
-	var b []byte
-	var err error
-	s.ag.View(func(ss *session.Session) {
-		if b, err = appendTree([]byte(`{"tree":`), ss.Tree(), labelTimes(ss)); err != nil {
-			return
-		}
-		b = appendLeaf(append(b, `,"leafId":`...), ss.LeafID())
-		b = append(b, '}')
-	})
-	return b, err
+	tree, err := s.ag.Tree(agent.TreeOptions{Lines: true})
+	if err != nil {
+		return nil, err
+	}
+	b, err := appendTree([]byte(`{"tree":`), tree.Roots)
+	if err != nil {
+		return nil, err
+	}
+	b = appendLeaf(append(b, `,"leafId":`...), tree.LeafID)
+	return append(b, '}'), nil
 }
 
 func (s *Server) lastAssistantText(ctx context.Context, c *command) ([]byte, error) {
@@ -554,8 +537,33 @@ func (s *Server) setSessionName(ctx context.Context, c *command) ([]byte, error)
 
 // commands lists the commands a prompt can invoke: Prime has no extension
 // commands, prompt templates or skills, so none.
+// commands lists the prompt templates and skills in pi's shape (each with
+// its source and where it was found), for a client to run through prompt.
 func (s *Server) commands(ctx context.Context, c *command) ([]byte, error) {
-	return []byte(`{"commands":[]}`), nil
+	type sourceInfo struct {
+		Path   string `json:"path"`
+		Source string `json:"source"`
+		Scope  string `json:"scope"`
+		Origin string `json:"origin"`
+	}
+	type entry struct {
+		Name        string     `json:"name"`
+		Description string     `json:"description,omitzero"`
+		Source      string     `json:"source"`
+		SourceInfo  sourceInfo `json:"sourceInfo"`
+	}
+	out := struct {
+		Commands []entry `json:"commands"`
+	}{Commands: []entry{}}
+	for _, cmd := range s.ag.Commands() {
+		scope := "user"
+		if cmd.Project {
+			scope = "project"
+		}
+		out.Commands = append(out.Commands, entry{Name: cmd.Name, Description: cmd.Description, Source: cmd.Source,
+			SourceInfo: sourceInfo{Path: cmd.File, Source: "local", Scope: scope, Origin: "top-level"}})
+	}
+	return json.Marshal(out)
 }
 
 // navigateTree moves to another entry of the session tree, summarizing the
@@ -591,14 +599,18 @@ func (s *Server) navigateTree(ctx context.Context, c *command) ([]byte, error) {
 					w.Bool("aborted", true)
 				}
 			})
-		case errors.Is(err, session.ErrNotFound):
+		case errors.Is(err, agent.ErrEntryNotFound):
 			return nil, fmt.Errorf("Entry not found: %s", req.TargetID)
 		case err != nil:
 			return nil, err
 		}
 		var summary jsontext.Value
 		if res.SummaryEntry != nil {
-			if summary, err = rawEntry(res.SummaryEntry); err != nil {
+			line, err := s.ag.EntryLine(res.SummaryEntry.ID)
+			if err == nil {
+				summary, err = entryLine(line)
+			}
+			if err != nil {
 				return nil, fmt.Errorf("the branch summary was written, but reading it back failed: %w", err)
 			}
 		}

@@ -66,6 +66,20 @@ func settingsFor(t testing.TB, kv ...string) *settings.Settings {
 	return st
 }
 
+// settingsIn returns settingsFor's settings as read from files in the agent
+// directory dir, so that the changes a client makes are saved there.
+func settingsIn(t testing.TB, dir string) *settings.Settings {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, "settings.json"), []byte(`{"retry": {"enabled": false}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st, err := settings.Load(context.Background(), settings.Options{AgentDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
 // echo answers a conversation with "reply to: <last user text>" and a
 // summary request with a summary.
 func echo(r *llmtest.Request) llmtest.Reply {
@@ -79,16 +93,15 @@ func echo(r *llmtest.Request) llmtest.Reply {
 // harness is a server running in the test process over pipes, for an agent
 // on a session file in a temporary directory.
 type harness struct {
-	t     testing.TB
-	srv   *llmtest.Server
-	ag    *agent.Agent
-	path  string
-	in    *io.PipeWriter
-	out   *lines
-	diag  *proctest.Buffer
-	done  chan error
-	saved *savedSettings
-	stop  context.CancelFunc
+	t    testing.TB
+	srv  *llmtest.Server
+	ag   *agent.Agent
+	path string
+	in   *io.PipeWriter
+	out  *lines
+	diag *proctest.Buffer
+	done chan error
+	stop context.CancelFunc
 }
 
 // start runs a server for a new agent talking to srv with the given tools.
@@ -104,10 +117,18 @@ func start(t testing.TB, srv *llmtest.Server, st *settings.Settings, tools ...to
 // startOn is start for the session s.
 func startOn(t testing.TB, s *session.Session, srv *llmtest.Server, st *settings.Settings, tools ...tool.Tool) *harness {
 	t.Helper()
+	return startWith(t, s, srv, st, rpc.Options{}, tools...)
+}
+
+// startWith is startOn with the server's options (Stderr is the
+// harness's).
+func startWith(t testing.TB, s *session.Session, srv *llmtest.Server, st *settings.Settings, opts rpc.Options, tools ...tool.Tool) *harness {
+	t.Helper()
 	dir := t.TempDir()
 	writeModels(t, dir, srv)
-	h := &harness{t: t, srv: srv, path: s.File(), out: newLines(), diag: &proctest.Buffer{}, done: make(chan error, 1), saved: &savedSettings{}}
-	server := rpc.New(h.out, rpc.Options{Stderr: h.diag, SaveSetting: h.saved.save})
+	h := &harness{t: t, srv: srv, path: s.File(), out: newLines(), diag: &proctest.Buffer{}, done: make(chan error, 1)}
+	opts.Stderr = h.diag
+	server := rpc.New(h.out, opts)
 	cfg := agent.Config{
 		Settings: st, AgentDir: dir, Getenv: func(string) string { return "" }, Events: server.Event,
 		Model: srv.Model().Provider + "/" + srv.Model().ID, Tools: tools, NoContextFiles: true,
@@ -253,26 +274,6 @@ func (l *lines) nextMsg(t testing.TB) msg {
 	}
 }
 
-// savedSettings records what the server asked to save.
-type savedSettings struct {
-	mu   sync.Mutex
-	list []string
-	err  error
-}
-
-func (s *savedSettings) save(_ context.Context, key, value string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.list = append(s.list, key+"="+value)
-	return s.err
-}
-
-func (s *savedSettings) all() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.list...)
-}
-
 // gate is a tool that runs until it is released (or, if it heeds
 // cancellation, until its context is cancelled), telling started when it
 // begins.
@@ -310,10 +311,20 @@ func (g *gate) Run(ctx context.Context, c tool.Call) (tool.Result, error) {
 // then echoes), sends the prompt text, and returns once the tool runs.
 func startGated(t testing.TB, srv *llmtest.Server, heedCancel bool, text string) (*harness, *gate) {
 	t.Helper()
+	return startGatedWith(t, srv, heedCancel, text, rpc.Options{})
+}
+
+// startGatedWith is startGated with the server's options.
+func startGatedWith(t testing.TB, srv *llmtest.Server, heedCancel bool, text string, opts rpc.Options) (*harness, *gate) {
+	t.Helper()
 	srv.Reply(llmtest.ToolCall("c1", "gate", `{}`))
 	srv.Handle(echo)
 	g := newGate(heedCancel)
-	h := start(t, srv, settingsFor(t), g)
+	s, err := session.Create(filepath.Join(t.TempDir(), "s.jsonl"), session.Options{CWD: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := startWith(t, s, srv, settingsFor(t), opts, g)
 	h.send(fmt.Sprintf(`{"id":"p","type":"prompt","message":%q}`, text))
 	g.wait(t)
 	return h, g

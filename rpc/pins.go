@@ -7,9 +7,7 @@ import (
 	"strings"
 
 	"github.com/prime-agent/prime/agent"
-	"github.com/prime-agent/prime/compaction"
 	"github.com/prime-agent/prime/internal/jsonwire"
-	"github.com/prime-agent/prime/session"
 )
 
 // Pins (Prime's addition to the protocol): texts the model sees word for
@@ -24,14 +22,14 @@ func (s *Server) pin(ctx context.Context, c *command) ([]byte, error) {
 	if c.err != nil {
 		return nil, c.err
 	}
-	var p compaction.Pin
+	var p agent.Pin
 	var err error
 	switch {
 	case byText && byEntry:
 		return nil, errors.New(`give "text" (the text to pin) or "entryId" (the message to pin), not both`)
 	case byEntry:
 		p, err = s.ag.PinMessage(entry)
-		if errors.Is(err, session.ErrNotFound) {
+		if errors.Is(err, agent.ErrEntryNotFound) {
 			return nil, fmt.Errorf("Entry not found: %s", entry)
 		}
 	case byText:
@@ -89,11 +87,11 @@ func (s *Server) unpin(ctx context.Context, c *command) ([]byte, error) {
 func (s *Server) getPins(ctx context.Context, c *command) ([]byte, error) {
 	pins := s.ag.Pins()
 	if pins == nil {
-		pins = []compaction.Pin{}
+		pins = []agent.Pin{}
 	}
 	return encode(func(w *jsonwire.ObjectWriter) { w.Value("pins", pins) })
 }
 
-func pinData(p compaction.Pin) ([]byte, error) {
+func pinData(p agent.Pin) ([]byte, error) {
 	return encode(func(w *jsonwire.ObjectWriter) { w.Value("pin", p) })
 }

@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/prime-agent/prime/agent"
+	"github.com/prime-agent/prime/agentjson"
 )
 
 // Options configure a [Server].
@@ -19,12 +21,16 @@ type Options struct {
 	// hooks that failed, an event that could not be encoded, a setting
 	// that could not be saved. Nil discards them.
 	Stderr io.Writer
-	// SaveSetting writes a setting the client changed to the user's
-	// settings, as pi saves them: steeringMode and followUpMode ("all" or
-	// "one-at-a-time"), compaction.enabled and retry.enabled ("true" or
-	// "false"). Nil keeps the changes to this agent.
-	SaveSetting func(ctx context.Context, key, value string) error
+	// AbortAtEOF makes the end of input stop the agent at once, as pi does,
+	// instead of letting it finish the run and the queued messages first;
+	// the queued messages it drops are reported in a queue_dropped line.
+	AbortAtEOF bool
 }
+
+// MaxLineBytes is the longest command line read (32 MiB, what a model
+// provider accepts as a whole request); a longer one is answered with a
+// parse failure, and skipped without being held in memory.
+const MaxLineBytes = 32 << 20
 
 // Server speaks pi's RPC protocol for one agent: commands in from a
 // reader, responses and the agent's events out to a writer, one JSON object
@@ -49,6 +55,8 @@ type Server struct {
 	// goroutine a command started (ops and user commands).
 	ops   sync.WaitGroup
 	tasks sync.WaitGroup
+	// ui are the approval dialogs waiting for the client (approval.go).
+	ui uiRequests
 }
 
 // New returns a server that writes its lines to out.
@@ -56,7 +64,7 @@ func New(out io.Writer, opts Options) *Server {
 	return &Server{opts: opts, out: out, failed: make(chan struct{})}
 }
 
-// Event writes an agent event as its protocol line (agent.MarshalEvent).
+// Event writes an agent event as its protocol line (agentjson.MarshalEvent).
 // Events pi has no line for are left out, except notices and hook failures,
 // which go to Stderr. It is safe to call from any goroutine, before and
 // during Serve.
@@ -65,12 +73,18 @@ func (s *Server) Event(e agent.Event) {
 	case agent.Notice:
 		s.diag("%s: %s", e.Level, e.Text)
 		return
+	case agent.ApprovalAsked:
+		s.askApproval(e.Request)
+		return
+	case agent.ApprovalSettled:
+		s.approvalSettled(e)
+		return
 	case *agent.Progress:
 		if e.Kind == agent.ProgressHookReport && e.HookReport != nil {
 			s.diag("%v", e.HookReport)
 		}
 	}
-	line, ok, err := agent.MarshalEvent(e)
+	line, ok, err := agentjson.MarshalEvent(e)
 	if err != nil {
 		s.diag("cannot encode a %s event: %v", e.EventType(), err)
 		return
@@ -136,7 +150,7 @@ func (s *Server) Serve(ctx context.Context, ag *agent.Agent, in io.Reader) error
 	// by the shutdown, even when it began after the agent was aborted.
 	cmdCtx, stopCommands := context.WithCancel(ctx)
 	defer stopCommands()
-	lines := make(chan []byte)
+	lines := make(chan inLine)
 	quit := make(chan struct{})
 	readDone := make(chan struct{})
 	go func() {
@@ -155,7 +169,7 @@ loop:
 				eof = true
 				break loop
 			}
-			s.handle(cmdCtx, line)
+			s.handleLine(cmdCtx, line)
 		case <-ctx.Done():
 			err = context.Cause(ctx)
 			break loop
@@ -175,16 +189,33 @@ loop:
 				if !ok {
 					return
 				}
-				s.refuseLine(line)
+				if line.over > 0 {
+					s.refuseLong(line.over)
+				} else {
+					s.refuseLine(line.data)
+				}
 			case <-quit:
 				return
 			}
 		}
 	}()
+	var finished <-chan struct{} // the end of finish's watch, when it ran
+	if eof && !s.opts.AbortAtEOF {
+		var e error
+		if finished, e = s.finish(ctx, ag); e != nil {
+			err = e
+		}
+	}
 	stopCommands()
 	ag.Abort()
 	ag.AbortBash()
 	s.tasks.Wait()
+	if finished != nil {
+		<-finished
+	}
+	if eof && s.opts.AbortAtEOF {
+		s.reportDropped(ag)
+	}
 	close(quit)
 	<-drained
 	if eof {
@@ -199,22 +230,47 @@ loop:
 	return err
 }
 
+// inLine is one line of input, or (over > 0) the size of a line longer
+// than MaxLineBytes, which was skipped.
+type inLine struct {
+	data []byte
+	over int64
+}
+
 // readLines sends the lines of in to lines until in ends or quit is
-// closed: LF-terminated, a trailing CR removed, of any length, and a last
-// line without a newline included. Empty lines are skipped.
-func readLines(in io.Reader, lines chan<- []byte, quit <-chan struct{}) {
-	br := bufio.NewReader(in)
+// closed: LF-terminated, a trailing CR removed, a last line without a
+// newline included, empty lines skipped. A line longer than MaxLineBytes
+// is read through in bounded pieces and sent only as its size.
+func readLines(in io.Reader, lines chan<- inLine, quit <-chan struct{}) {
+	br := bufio.NewReaderSize(in, 64<<10)
+	var buf []byte
+	var over int64 // bytes of the current line, once it is too long
 	for {
-		line, err := br.ReadBytes('\n')
-		if n := len(line); n > 0 && line[n-1] == '\n' {
-			line = line[:n-1]
+		piece, err := br.ReadSlice('\n')
+		if over == 0 && len(buf)+len(piece) > MaxLineBytes+2 { // room for CR LF
+			over, buf = int64(len(buf)), nil
 		}
-		if n := len(line); n > 0 && line[n-1] == '\r' {
-			line = line[:n-1]
+		if over > 0 {
+			over += int64(len(piece))
+		} else {
+			buf = append(buf, piece...)
 		}
-		if len(line) > 0 {
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		var l inLine
+		if over > 0 {
+			l.over = over
+		} else {
+			l.data = bytes.TrimSuffix(bytes.TrimSuffix(buf, []byte("\n")), []byte("\r"))
+			if len(l.data) > MaxLineBytes {
+				l.over, l.data = int64(len(l.data)), nil
+			}
+		}
+		buf, over = nil, 0
+		if len(l.data) > 0 || l.over > 0 {
 			select {
-			case lines <- line:
+			case lines <- l:
 			case <-quit:
 				return
 			}
@@ -223,6 +279,60 @@ func readLines(in io.Reader, lines chan<- []byte, quit <-chan struct{}) {
 			return
 		}
 	}
+}
+
+// handleLine runs the command on one line, or refuses a line too long.
+func (s *Server) handleLine(ctx context.Context, l inLine) {
+	if l.over > 0 {
+		s.refuseLong(l.over)
+		return
+	}
+	s.handle(ctx, l.data)
+}
+
+// refuseLong answers a line longer than MaxLineBytes.
+func (s *Server) refuseLong(n int64) {
+	s.refuse(nil, "parse", fmt.Sprintf("Failed to parse command: the line is %d bytes, more than the %d a command may have", n, MaxLineBytes))
+}
+
+// finish lets the agent end what the commands read before the end of input
+// started: the run with its queued messages, a compaction, a user command.
+// It returns ctx's error when a signal or a failed write cuts the wait
+// short (the shutdown that follows aborts what runs), and a channel closed
+// once its watch has ended.
+func (s *Server) finish(ctx context.Context, ag *agent.Agent) (<-chan struct{}, error) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			s.tasks.Wait()
+			if ag.Wait(ctx) != nil || !ag.Busy() {
+				return
+			}
+		}
+	}()
+	select {
+	case <-done:
+		return done, nil
+	case <-ctx.Done():
+	case <-s.failed:
+	}
+	return done, context.Cause(ctx)
+}
+
+// reportDropped writes the queued messages an abort at the end of input
+// left undelivered: {"type":"queue_dropped","steering":[...],"followUp":[...]}.
+func (s *Server) reportDropped(ag *agent.Agent) {
+	steering, followUp := ag.ClearQueue()
+	if len(steering)+len(followUp) == 0 {
+		return
+	}
+	line, err := marshalDropped(steering, followUp)
+	if err != nil {
+		s.diag("cannot encode the dropped messages: %v", err)
+		return
+	}
+	s.write(line)
 }
 
 // refuseLine answers a line that arrived during the shutdown.

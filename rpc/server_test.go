@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"github.com/prime-agent/prime/agent"
-	"github.com/prime-agent/prime/internal/sessiontest"
 	"github.com/prime-agent/prime/llm/llmtest"
 	"github.com/prime-agent/prime/rpc"
 	"github.com/prime-agent/prime/session"
+	"github.com/prime-agent/prime/session/sessiontest"
 )
 
 // names lists the types of the lines (a response as "response:ID").
@@ -215,7 +215,7 @@ func TestWhileBusy(t *testing.T) {
 	if got := sessiontest.UserTexts(t, h.path); !slices.Equal(got, want) {
 		t.Errorf("user messages %q, want %q", got, want)
 	}
-	// While idle, steer and follow_up start a run (DESIGN decision 7).
+	// While idle, steer and follow_up start a run.
 	h.send(`{"id":"s2","type":"steer","message":"idle steer"}`)
 	got := h.until(func(m msg) bool { return m.isEvent("agent_settled") })
 	if got[0].raw != `{"id":"s2","type":"response","command":"steer","success":true,"data":{"disposition":"started"}}` {
@@ -337,10 +337,10 @@ func TestShutdownOnSignal(t *testing.T) {
 	h.done <- nil
 }
 
-// TestEndOfInput: closing the input aborts what runs and Serve returns nil
-// once it settled.
+// TestEndOfInput: with AbortAtEOF, closing the input aborts what runs and
+// Serve returns nil once it settled.
 func TestEndOfInput(t *testing.T) {
-	h, _ := startGated(t, llmtest.NewAnthropic(t), true, "wait")
+	h, _ := startGatedWith(t, llmtest.NewAnthropic(t), true, "wait", rpc.Options{AbortAtEOF: true})
 	if err := h.finish(); err != nil {
 		t.Errorf("Serve: %v", err)
 	}
@@ -354,30 +354,56 @@ func TestEndOfInput(t *testing.T) {
 }
 
 // TestSettingsSaved: the switches and modes a client sets are saved as pi
-// saves them; a failure to save is a diagnostic, the change holds.
+// saves them, in the global settings file; a failure to save is a
+// diagnostic, the change holds.
 func TestSettingsSaved(t *testing.T) {
-	srv := llmtest.NewAnthropic(t)
-	h := start(t, srv, settingsFor(t))
-	h.saved.err = errors.New("disk full")
-	h.send(`{"id":"1","type":"set_steering_mode","mode":"all"}`,
+	set := []string{`{"id":"1","type":"set_steering_mode","mode":"all"}`,
 		`{"id":"2","type":"set_follow_up_mode","mode":"all"}`,
 		`{"id":"3","type":"set_auto_compaction","enabled":false}`,
 		`{"id":"4","type":"set_auto_retry","enabled":true}`,
-		`{"id":"5","type":"get_state"}`)
-	for _, id := range []string{"1", "2", "3", "4"} {
-		if r := h.response(id); !r.success() || r.m["data"] != nil {
-			t.Errorf("%s", r.raw)
+		`{"id":"5","type":"get_state"}`}
+	check := func(h *harness) {
+		t.Helper()
+		for _, id := range []string{"1", "2", "3", "4"} {
+			if r := h.response(id); !r.success() || r.m["data"] != nil {
+				t.Errorf("%s", r.raw)
+			}
+		}
+		st := h.response("5").data()
+		if st["steeringMode"] != "all" || st["followUpMode"] != "all" || st["autoCompactionEnabled"] != false {
+			t.Errorf("state %v", st)
 		}
 	}
-	st := h.response("5").data()
-	if st["steeringMode"] != "all" || st["followUpMode"] != "all" || st["autoCompactionEnabled"] != false {
-		t.Errorf("state %v", st)
+
+	dir := t.TempDir()
+	h := start(t, llmtest.NewAnthropic(t), settingsIn(t, dir))
+	h.send(set...)
+	check(h)
+	data, err := os.ReadFile(filepath.Join(dir, "settings.json"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	want := []string{"steeringMode=all", "followUpMode=all", "compaction.enabled=false", "retry.enabled=true"}
-	if got := h.saved.all(); !slices.Equal(got, want) {
-		t.Errorf("saved %q, want %q", got, want)
+	for _, w := range []string{`"steeringMode": "all"`, `"followUpMode": "all"`, `"enabled": false`, `"enabled": true`} {
+		if !strings.Contains(string(data), w) {
+			t.Errorf("settings.json lacks %s:\n%s", w, data)
+		}
 	}
-	if d := h.diag.String(); strings.Count(d, "could not be saved in the settings: disk full") != 4 {
+	if d := h.diag.String(); strings.Contains(d, "could not be saved") {
+		t.Errorf("diagnostics %q", d)
+	}
+
+	// The agent directory replaced by a file: nothing can be written.
+	dir = t.TempDir()
+	h = start(t, llmtest.NewAnthropic(t), settingsIn(t, dir))
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dir, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h.send(set...)
+	check(h)
+	if d := h.diag.String(); strings.Count(d, "could not be saved in the settings") != 4 {
 		t.Errorf("diagnostics %q", d)
 	}
 }
@@ -394,11 +420,15 @@ func TestPromptWithImage(t *testing.T) {
 	}
 }
 
-// TestBashStoppedByTheEnd: a user command that starts as the input ends is
-// stopped with the rest, and answered.
+// TestBashStoppedByTheEnd: with AbortAtEOF, a user command that starts as
+// the input ends is stopped with the rest, and answered.
 func TestBashStoppedByTheEnd(t *testing.T) {
 	srv := llmtest.NewAnthropic(t)
-	h := start(t, srv, settingsFor(t))
+	s, err := session.Create(filepath.Join(t.TempDir(), "s.jsonl"), session.Options{CWD: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := startWith(t, s, srv, settingsFor(t), rpc.Options{AbortAtEOF: true})
 	h.send(`{"id":"b","type":"bash","command":"sleep 600"}`)
 	if err := h.finish(); err != nil {
 		t.Errorf("Serve: %v", err)

@@ -6,8 +6,8 @@ import (
 	"fmt"
 
 	"github.com/prime-agent/prime/agent"
+	"github.com/prime-agent/prime/agentjson"
 	"github.com/prime-agent/prime/internal/jsonwire"
-	"github.com/prime-agent/prime/session"
 )
 
 // Reviewing and undoing compactions (Prime's additions to the protocol).
@@ -31,7 +31,7 @@ func (s *Server) uncompact(ctx context.Context, c *command) ([]byte, error) {
 	if err != nil {
 		return nil, compactionErr(id, err)
 	}
-	return agent.MarshalUncompactResult(res)
+	return agentjson.MarshalUncompactResult(res)
 }
 
 // compactionReceipt answers the receipt of the compaction {compactionId}
@@ -51,7 +51,7 @@ func (s *Server) compactionReceipt(ctx context.Context, c *command) ([]byte, err
 // compactionErr words the failure to find a compaction: an unknown id in
 // pi's framing, else the agent's reason.
 func compactionErr(id string, err error) error {
-	if errors.Is(err, session.ErrNotFound) {
+	if errors.Is(err, agent.ErrEntryNotFound) {
 		return fmt.Errorf("Entry not found: %s", id)
 	}
 	return err

@@ -13,7 +13,6 @@ import (
 	"github.com/prime-agent/prime/agent"
 	"github.com/prime-agent/prime/internal/jsonwire"
 	"github.com/prime-agent/prime/llm"
-	"github.com/prime-agent/prime/session"
 )
 
 // marshalOptions encode what a session may hold: invalid UTF-8 becomes
@@ -63,18 +62,12 @@ func appendResponse(b []byte, id jsontext.Value, command string, ok bool, data [
 	return append(b, '}')
 }
 
-// rawEntry is an entry's line as stored, made valid UTF-8 when the file
-// held invalid bytes (pi's reader would have replaced them too). The line
-// is read back from the file, which may fail (a file changed behind the
-// session's back).
-func rawEntry(e *session.Entry) (jsontext.Value, error) {
-	line, err := e.Raw()
-	if err != nil {
-		return nil, err
-	}
+// entryLine is an entry's line as stored, made valid UTF-8 when the file
+// held invalid bytes (pi's reader would have replaced them too).
+func entryLine(line []byte) (jsontext.Value, error) {
 	v, err := validUTF8(line)
 	if err != nil {
-		return nil, fmt.Errorf("entry %s: %w", e.ID, err)
+		return nil, fmt.Errorf("an entry's line: %w", err)
 	}
 	return v, nil
 }
@@ -184,14 +177,14 @@ func statsData(st agent.State, stats agent.Stats, usage agent.ContextUsage, b *a
 	})
 }
 
-// appendEntries appends the entries as a JSON array of their lines.
-func appendEntries(b []byte, entries []*session.Entry) ([]byte, error) {
+// appendEntries appends the entries' lines as a JSON array.
+func appendEntries(b []byte, lines [][]byte) ([]byte, error) {
 	b = append(b, '[')
-	for i, e := range entries {
+	for i, l := range lines {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		line, err := rawEntry(e)
+		line, err := entryLine(l)
 		if err != nil {
 			return nil, err
 		}
@@ -208,37 +201,13 @@ func appendLeaf(b []byte, id string) []byte {
 	return quote(b, id)
 }
 
-// labelTimes returns, for each labelled entry, the time of the label entry
-// that set its label: the last label entry for it, unless that one cleared
-// the label.
-func labelTimes(s *session.Session) map[string]string {
-	out := map[string]string{}
-	for _, e := range s.Entries() {
-		if e.Type != session.TypeLabel {
-			continue
-		}
-		p, err := e.Payload()
-		if err != nil {
-			continue
-		}
-		if l, ok := p.(*session.LabelEntry); ok {
-			if l.Label != "" {
-				out[l.TargetID] = e.Timestamp
-			} else {
-				delete(out, l.TargetID)
-			}
-		}
-	}
-	return out
-}
-
 // appendTree appends pi's session tree: [{entry, children, label?,
 // labelTimestamp?}, ...]. It is written with a stack of its own, not by
 // recursion and not through an encoder, because a long session is a chain
 // as deep as it has entries (deeper than any JSON encoder's nesting limit).
-func appendTree(b []byte, roots []*session.Node, times map[string]string) ([]byte, error) {
+func appendTree(b []byte, roots []*agent.TreeNode) ([]byte, error) {
 	type level struct {
-		nodes []*session.Node
+		nodes []*agent.TreeNode
 		next  int
 	}
 	b = append(b, '[')
@@ -250,7 +219,7 @@ func appendTree(b []byte, roots []*session.Node, times map[string]string) ([]byt
 			stack = stack[:len(stack)-1]
 			if len(stack) > 0 {
 				parent := stack[len(stack)-1]
-				b = appendLabel(b, parent.nodes[parent.next-1], times)
+				b = appendLabel(b, parent.nodes[parent.next-1])
 				b = append(b, '}')
 			}
 			continue
@@ -260,7 +229,7 @@ func appendTree(b []byte, roots []*session.Node, times map[string]string) ([]byt
 			b = append(b, ',')
 		}
 		top.next++
-		line, err := rawEntry(n.Entry)
+		line, err := entryLine(n.Line)
 		if err != nil {
 			return nil, err
 		}
@@ -272,15 +241,26 @@ func appendTree(b []byte, roots []*session.Node, times map[string]string) ([]byt
 	return b, nil
 }
 
-func appendLabel(b []byte, n *session.Node, times map[string]string) []byte {
+func appendLabel(b []byte, n *agent.TreeNode) []byte {
 	if n.Label == "" {
 		return b
 	}
 	b = append(b, `,"label":`...)
 	b = quote(b, n.Label)
-	if ts, ok := times[n.Entry.ID]; ok {
+	if n.LabelTime != "" {
 		b = append(b, `,"labelTimestamp":`...)
-		b = quote(b, ts)
+		b = quote(b, n.LabelTime)
 	}
 	return b
+}
+
+// marshalDropped encodes the queue_dropped line: the queued messages the
+// end of input dropped (with Options.AbortAtEOF).
+func marshalDropped(steering, followUp []string) ([]byte, error) {
+	type dropped struct {
+		Type     string   `json:"type"`
+		Steering []string `json:"steering"`
+		FollowUp []string `json:"followUp"`
+	}
+	return json.Marshal(dropped{"queue_dropped", append([]string{}, steering...), append([]string{}, followUp...)}, marshalOptions)
 }

@@ -97,7 +97,8 @@ func buildContext(path pathReader) (Context, error) {
 	if ctx.ThinkingLevel, ctx.Model, err = pathSettings(path); err != nil {
 		return Context{}, err
 	}
-	ctx.projected, ctx.after, ctx.trusted = projectedEntries(path)
+	var skipped []*Entry
+	ctx.projected, ctx.after, ctx.trusted, skipped = projectedEntries(path)
 	var edits map[string]*ContextEditEntry
 	for _, e := range ctx.projected {
 		if e.Type != TypeContextEdit {
@@ -105,6 +106,7 @@ func buildContext(path pathReader) (Context, error) {
 		}
 		p, err := e.Payload()
 		if err != nil {
+			// pi 1.6 cannot apply such an edit either: not skipped.
 			return Context{}, err
 		}
 		if edits == nil {
@@ -124,6 +126,14 @@ func buildContext(path pathReader) (Context, error) {
 			continue // hidden: not even decoded
 		}
 		from = append(from, e)
+	}
+	for i, e := range ctx.projected {
+		if !contributes(e) && e.Type != TypeContextEdit || e.Type == TypeCompaction && i > 0 {
+			skipped = append(skipped, e)
+		}
+	}
+	if err := confirmUnread(skipped); err != nil {
+		return Context{}, err
 	}
 	msgs, err := contextMessages(from)
 	if err != nil {
@@ -157,8 +167,9 @@ func buildContext(path pathReader) (Context, error) {
 // one, the latest compaction, the entries it kept except system messages,
 // and every entry after it. after is the index in it of the first entry
 // after the compaction (its length without one), trusted that of the
-// first entry after the latest compaction or context edit.
-func projectedEntries(path pathReader) (out []*Entry, after, trusted int) {
+// first entry after the latest compaction or context edit; skipped are
+// the kept entries left out as system messages.
+func projectedEntries(path pathReader) (out []*Entry, after, trusted int, skipped []*Entry) {
 	n := path.Len()
 	latest, invalid := -1, -1
 	for i := n - 1; i >= 0; i-- {
@@ -178,7 +189,7 @@ func projectedEntries(path pathReader) (out []*Entry, after, trusted int) {
 		for i := range out {
 			out[i] = path.Entry(i)
 		}
-		return out, n, invalid + 1
+		return out, n, invalid + 1, nil
 	}
 	kept := keptStart(path, latest)
 	size := n - latest
@@ -191,6 +202,7 @@ func projectedEntries(path pathReader) (out []*Entry, after, trusted int) {
 		for i := kept; i < latest; i++ {
 			if path.Type(i) == TypeMessage {
 				if role, err := path.role(i); err == nil && role == RoleSystem {
+					skipped = append(skipped, path.Entry(i))
 					continue
 				}
 			}
@@ -201,7 +213,7 @@ func projectedEntries(path pathReader) (out []*Entry, after, trusted int) {
 	for i := latest + 1; i < n; i++ {
 		out = append(out, path.Entry(i))
 	}
-	return out, after, after + invalid - latest
+	return out, after, after + invalid - latest, skipped
 }
 
 // ApplyContextEdit returns what the model sees of m after edit (pi 1.6's
@@ -375,6 +387,9 @@ func pathSettings(path pathReader) (llm.ThinkingLevel, *ModelRef, error) {
 	for i := path.Len() - 1; i >= 0; i-- {
 		if path.Type(i) == TypeThinkingLevelChange {
 			p, err := path.Entry(i).Payload()
+			if isUnreadable(err) {
+				continue
+			}
 			if err != nil {
 				return "", nil, err
 			}
@@ -386,6 +401,9 @@ func pathSettings(path pathReader) (llm.ThinkingLevel, *ModelRef, error) {
 		switch path.Type(i) {
 		case TypeModelChange:
 			p, err := path.Entry(i).Payload()
+			if isUnreadable(err) {
+				continue
+			}
 			if err != nil {
 				return "", nil, err
 			}
@@ -393,6 +411,9 @@ func pathSettings(path pathReader) (llm.ThinkingLevel, *ModelRef, error) {
 			return level, &ModelRef{Provider: mc.Provider, ModelID: mc.ModelID}, nil
 		case TypeMessage:
 			m, err := path.Entry(i).Message()
+			if isUnreadable(err) {
+				continue
+			}
 			if err != nil {
 				return "", nil, err
 			}
@@ -491,9 +512,9 @@ func ContextMessage(e *Entry) (Message, error) {
 // contextMessageOf is ContextMessage of a custom_message, branch_summary or
 // compaction entry whose line is line.
 func contextMessageOf(e *Entry, line []byte) (Message, error) {
-	p, err := decodePayload(e.Type, line)
+	p, err := tolerant(e, line, func(l []byte) (Payload, error) { return decodePayload(e.Type, l) })
 	if err != nil {
-		return nil, e.errorf("%w", err)
+		return nil, err
 	}
 	ts := jsonwire.ISOMillis(e.Timestamp)
 	var m Message

@@ -123,135 +123,6 @@
 // original is kept as FILE.bak; lines the loader could not read are carried
 // over unchanged.
 //
-// # Reading: memory and speed
-//
-// A session holds an index of its file, never the file's bytes: opening a
-// 1.3 GB session costs the index, not the file. The index keeps, for each
-// entry, a 48-byte record: where its line is (offset and length), the
-// line's CRC-32C, its line number, the index of its parent, its id and
-// parent id as numbers (pi and Prime write eight hex digits), its
-// timestamp in milliseconds, its type and (for a message) its role, and
-// where its common members end; strings a record cannot hold (an id of
-// another form, a timestamp not in toISOString's form, a type Prime does
-// not know) go to a side table. The ids are also kept as one sorted array
-// (8 bytes an entry), and the session's labels, name, orphans and warnings
-// beside them: about 56 bytes an entry in all.
-//
-// [*Entry] values are made from the index when asked for, 64 at a time
-// into one array that the session holds weakly: an entry is the same
-// *Entry for as long as anyone holds it, and costs nothing once nobody
-// does. An entry's line is read back from the file (ReadAt) when its
-// payload, its message or its bytes are asked for, checked against its
-// CRC-32C, and not kept: what is decoded from it is what stays in memory.
-// [BuildContext] reads the lines of the entries it decodes in runs (lines
-// at most 4 KB apart in one read of at most 8 MB) and decodes each message
-// in one pass over its bytes for the three provider roles in the shapes
-// pi and Prime write (anything else, system messages and down to a lone
-// surrogate, goes to the general decoder, which decides; FuzzFastDecode
-// checks the two agree), on every core when a context has many. What is
-// decoded shares the bytes read instead of copying them: every string that
-// needs no unescaping, and tool-call arguments already in JSON.stringify's
-// form; strings with escapes are decoded into blocks of their own. So a
-// decoded context costs its text, once. [DecodeMessage], which reads a
-// caller's buffer, copies.
-//
-// An entry remembers the message decoded from it while something still
-// uses it, so building a context and then preparing a compaction of it
-// decode each message once; decoded messages are therefore shared and
-// must not be modified. The entry holds only a weak reference: a message
-// nothing uses any more is collected, and a long session does not keep its
-// compacted history decoded. (A context's messages are allocated in arrays
-// of up to 64 per role and remembered per array, which is cheaper than a
-// weak reference per message; an array lives while any of its messages
-// does.) The session itself keeps the messages of the last context it
-// built ([Session.Context]): a session the agent keeps open for a long run
-// holds its index and the conversation it sends, nothing more; each turn
-// reads and decodes only the entries appended since.
-//
-// Paths are walked through the records' parent indices. [Session.Context]
-// and [PathView] (from [Session.LeafView] and [Session.ViewOf]) work on the
-// path's indices and make only the entries they need: the latest
-// compaction, what it kept and what follows it, and the entries that set
-// the thinking level and the model; a []*Entry path ([Session.Path],
-// [Session.LeafPath]) makes an entry for each of its entries. The last
-// path of each kind is remembered and extended by one entry when asked for
-// again after an append at its end (the []*Entry one while its caller
-// holds it).
-//
-// Writing a session back byte for byte ([Session.Bytes], [Session.Fork],
-// [Migrate]) reads its lines back from the file. A fork is assembled in
-// memory before it is written (its own size, not the source's), and a file
-// in an older format version is read whole and migrated in memory, where
-// its session then keeps the migrated lines. A session parsed from a
-// buffer ([Parse]) keeps that buffer, and one kept in memory keeps its
-// lines.
-//
-// The index pass reads the file in blocks of 1 MiB, on every core: each
-// core reads the next block with ReadAt into a buffer of its own and
-// indexes the lines that start in it, reading on past the block's end for
-// its last line, so opening holds a buffer or two per core whatever the
-// file's size. It validates every line as JSON (what JSON.parse accepts:
-// invalid UTF-8, lone surrogates and repeated names included) and reads
-// the four common members; pi and Prime write them first, so a byte-level
-// fast path reads them, and any other shape goes through the JSON
-// tokenizer. Label and session_info lines are decoded while they are at
-// hand. FuzzScanLines checks the pass, cut into blocks of a few bytes,
-// against reading the lines one by one.
-//
-// # The persistent index
-//
-// Indexing validates every byte, which for a large file is most of the
-// cost of opening it. So for a file of 4 MiB or more, when [ReadOptions]
-// name a directory ([IndexDir]: the agent and "prime" keep it in the agent
-// directory's cache), the index is written to a file of its own there
-// after the file was indexed, and read instead the next time; the lines
-// appended since are indexed as usual. The index file holds the records,
-// the sorted ids, the header line, the labels, name, orphans and warnings,
-// what the file was when it was indexed (device, inode, size, modification
-// and change times, and when those were taken: its stamp), and a CRC-32C
-// of every 1 MiB block of the part indexed. It is never trusted blindly:
-//
-//   - it must be whole: its byte order and version, its size and a
-//     CRC-32C over all of it; every record must lie within the part
-//     indexed and link within the index, and every id must be its
-//     record's: a damaged index is never followed;
-//   - it must be of this file: the same absolute path, device and inode,
-//     and a file at least as long as the part indexed;
-//   - the part indexed must be unchanged: when the file's stamp is the one
-//     recorded, and the file had last changed long enough before it was
-//     taken that a later change would show in it (30 ms on a file system
-//     that keeps fine times, 2 s on one that keeps seconds), the stamp
-//     vouches for it; otherwise (the file grew, was touched, or changed
-//     too soon before the stamp) every block is read again and checked
-//     against its CRC-32C, on every core.
-//
-// Failing any of these, the file is indexed afresh and the index file
-// replaced. It is replaced too whenever the stamp did not vouch for it or
-// lines were appended, and a session that appended writes it when it is
-// closed (first waiting, at most the margin above, for the stamp to be
-// able to vouch for the file), so resuming a long session reads its index
-// and trusts it. Index files are written aside and renamed over, never
-// synced: a torn one fails its checksum. On systems that do not say a
-// file's inode and change time (other than Linux), no index is kept.
-//
-// Invariants: the index describes the file's bytes [0, indexed) exactly,
-// and nothing after; every line read back is the line indexed, checked by
-// its CRC-32C; the stamp is taken before the file is read, so a change
-// made while it is read shows at the next open.
-//
-// # Files that change behind Prime's back
-//
-// A session file only grows: an append is the only change another process
-// may make. Anything else (truncated, replaced, removed, rewritten) is
-// [ErrFileChanged], and is never read as if it were the file indexed: a
-// line read back that is cut short or is not the one indexed (its
-// CRC-32C) fails with it; an append first checks that the file is the
-// same file (inode), no shorter, and has the header and the last bytes it
-// read where they were, and writes nothing otherwise; the entries of a
-// closed session open the file again to read their lines, and fail when
-// it is another file. A file replaced by renaming another over it is read
-// as it was, through the descriptor the session holds, until then.
-//
 // # Bad input
 //
 // Problems that do not stop loading are [Warning] values with line numbers:
@@ -269,29 +140,34 @@
 //   - parent links forming a cycle (pi would loop forever): the entry of the
 //     cycle that comes first in the file becomes a root;
 //   - a header version newer than 3: read as version 3; Open refuses to
-//     append.
+//     append;
+//   - a second session header in the middle of the file (two files joined):
+//     kept as an entry the model never sees ([WarnSecondHeader]).
 //
 // A file that is empty, or whose first JSON line is not a header with a
 // string id, is not a session: a [*NotSessionError] naming the file, and
-// the file is never written. A message entry whose message cannot be decoded
-// (a role pi does not write is fine: it becomes an [UnknownMessage]) stays in
-// the tree; [BuildContext] fails with an error naming its line rather than
-// silently showing the model a different conversation.
+// the file is never written. An entry with a field of the wrong type (a
+// compaction whose summary is a number) is read as pi reads it, with
+// JavaScript's conversions where pi uses the field, and a [WarnCoerced]
+// warning naming the line and the field once it has been decoded; one that
+// cannot be read even so (a role pi does not write is fine: it becomes an
+// [UnknownMessage]) stays in the tree but is left out of the context, with
+// a [WarnUnreadable] warning. A context edit pi cannot apply still fails
+// the context, naming its line. [Check] reads every entry and lists every
+// problem; [Repair] rewrites the file with the coerced fields written out
+// and unreadable lines dropped, keeping a .bak.
 //
 // # Writing
 //
 // A [Session] from [Open] or [Create] appends: each entry is one line,
 // written with a single write on a file opened O_APPEND, under an exclusive
 // advisory lock (flock; none where the system lacks it). Before writing, it
-// checks that the file is still the one it read (see "Files that change
-// behind Prime's back"), indexes whatever other processes appended since
-// (so its ids stay unique and their entries join its tree; the leaf stays
-// where it was), and if the file does not end in a newline it writes one
-// first. The line written is indexed like any other and read back from the
-// file when needed; the message of a message entry is decoded from it at
-// once, for the next context. An append costs the same whatever the file's
-// size. Appends are not fsynced: they survive a killed process, not a
-// power cut.
+// checks that the file is still the one it read, indexes whatever other
+// processes appended since (the leaf stays where it was), and if the file
+// does not end in a newline it writes one first. Appends are not fsynced:
+// they survive a killed process, not a power cut. An append that fails part
+// way is cut back to the last whole line while the lock is held.
+// [Options.Write] lets a test inject such faults at any write.
 //
 // An entry Prime makes is written as pi writes the same entry: raw values
 // (tool-call arguments, details, what is kept verbatim) as they are, a lone
@@ -299,33 +175,36 @@
 // compaction's system message with the entry's time as its timestamp.
 //
 // A new session is written when its first user or assistant message is
-// appended (pi 1.6's rule; pi 0.73 waited for the first reply): the header
-// and every entry so far in one write, to a file
-// created exclusively (mode 0600, directories 0700), so there is never a
-// second header; a very large one (a fork) in runs of whole lines.
-// [Session.Flush] writes it earlier.
+// appended (pi 1.6's rule): the header and every entry so far in one write,
+// to a file created exclusively (mode 0600, directories 0700), so there is
+// never a second header. [Session.Flush] writes it earlier.
 //
 // [Session.Fork] starts a new session from one conversation of a session:
 // the path to an entry, with label entries moved after it, every other
 // entry byte for byte, and the source recorded as the parent session
-// (pi's createBranchedSession; "prime session fork").
+// ("prime session fork").
 //
 // Sessions live in ~/.prime/agent/sessions/--<cwd encoded>--/ (the agent
-// directory moves with PRIME_CODING_AGENT_DIR; see [AgentDir],
-// [SessionsDir], [EncodeCWD]), named <ISO time with ':' and '.' as '-'>_<UUID
+// directory moves with PRIME_CODING_AGENT_DIR; the settings package's
+// SessionsDir builds the folder's path), named <ISO time with ':' and '.' as '-'>_<UUID
 // v7>.jsonl ([FileName], [NewSessionID]). [List] and [MostRecent] find them.
 //
-// # pi bugs Prime does not have
+// # Memory and change
 //
-// Of pi-reference §10.1: reopening a session that has no conversation
-// yet and appending to it no longer writes a second header and duplicate
-// entries (#2); a non-empty file that is not a session is an error and left
-// untouched, not overwritten (#3); the branch-summary entry records the
-// entry navigated away from (#4, the caller's choice through
-// [Session.AppendAt]); an all-zero usage is not a usage (#23, see
-// [ValidUsage]). Beyond §10: a cycle or a self-parent no longer hangs path
-// walks; migration ids are collision-checked and repeatable; a torn tail is
-// not glued to the next entry; a migration keeps a backup and the lines it
-// could not read; a header longer than 512 bytes does not hide a session
-// from [MostRecent].
+// A session holds an index of its file (about 56 bytes an entry), never the
+// file's bytes: an entry's line is read back when its payload is asked for
+// and checked against the CRC-32C it was indexed with. [*Entry] values and
+// the messages decoded from them are shared and immutable: do not modify
+// them. With [ReadOptions.IndexDir], the index of a large file is kept from
+// one run to the next and checked against the file before it is used; a
+// damaged or stale one is dropped with a [Warning] (WarnIndex).
+//
+// A session file only grows. Any other change made behind the session's
+// back (truncated, replaced, rewritten) is [ErrFileChanged]: no read or
+// append treats the new bytes as the ones indexed.
+//
+// How the index, its cache and the reading in parallel work, and why, is
+// in docs/session.md. The engine is the files named index*.go; every use
+// of package unsafe and every memory map is in session/internal/rawmem,
+// whose doc states the invariant each one relies on.
 package session

@@ -98,7 +98,7 @@ func entryOfLine(line []byte) (*Entry, error) {
 }
 
 // span locates the entry's line.
-func (e *Entry) span() span { return span{off: e.off, n: e.n, crc: e.crc} }
+func (e *Entry) span() span { return span{off: e.off, n: e.n, crc: e.crc, e: e} }
 
 // line reads the entry's line back.
 func (e *Entry) line() ([]byte, error) {
@@ -429,9 +429,9 @@ func (e *Entry) Payload() (Payload, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := decodePayload(e.Type, line)
+	p, err := tolerant(e, line, func(l []byte) (Payload, error) { return decodePayload(e.Type, l) })
 	if err != nil {
-		return nil, e.errorf("%w", err)
+		return nil, err
 	}
 	return p, nil
 }
@@ -523,6 +523,11 @@ func (e *Entry) Message() (Message, error) {
 // decodeMessage decodes the message of the entry's line; the message may
 // share the line's memory, which must never be modified.
 func (e *Entry) decodeMessage(line []byte) (Message, error) {
+	return tolerant(e, line, e.decodeMessageStrict)
+}
+
+// decodeMessageStrict is decodeMessage without coercion.
+func (e *Entry) decodeMessageStrict(line []byte) (Message, error) {
 	if raw, ok := lastMember(line, e.head, `,"message":`); ok {
 		// The message is normally the last member. If it is not, the
 		// candidate is not one JSON value and decoding fails; then the
@@ -533,11 +538,11 @@ func (e *Entry) decodeMessage(line []byte) (Message, error) {
 	}
 	raw, err := memberOf(line, "message")
 	if err != nil {
-		return nil, e.errorf("message entry: %w", err)
+		return nil, fmt.Errorf("message entry: %w", err)
 	}
 	m, err := decodeStored(raw)
 	if err != nil {
-		return nil, e.errorf("%w", err)
+		return nil, err
 	}
 	return m, nil
 }

@@ -73,3 +73,26 @@ func IndexFileOf(dir, path string) string {
 
 // CacheMinBytes is the smallest file whose index is kept.
 const CacheMinBytes = cacheMinBytes
+
+// IndexPass runs the index pass alone over the session file at path, after
+// its header, as opening it does.
+func IndexPass(path string) (int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	hp, err := readHeaderPart(path, f, fi.Size())
+	if err != nil {
+		return 0, err
+	}
+	scan, err := scanLines(f, hp.end, fi.Size(), hp.lines, false)
+	if err != nil {
+		return 0, err
+	}
+	return len(scan.recs), nil
+}

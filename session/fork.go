@@ -28,12 +28,12 @@ import (
 func (s *Session) Fork(path, leafID string, opts Options) (*Session, error) {
 	leaf, ok := s.lookup(leafID)
 	if !ok {
-		return nil, fmt.Errorf("session: entry %s: %w", leafID, ErrNotFound)
+		return nil, fmt.Errorf("entry %s: %w", leafID, ErrNotFound)
 	}
 	if opts.ParentSession == "" && s.path != "" {
 		abs, err := filepath.Abs(s.path)
 		if err != nil {
-			return nil, fmt.Errorf("session: %w", err)
+			return nil, err
 		}
 		opts.ParentSession = abs
 	}
@@ -56,10 +56,10 @@ func (s *Session) Fork(path, leafID string, opts Options) (*Session, error) {
 	for _, l := range labels {
 		line, err := EncodeEntry(f.newEntryID(), f.LeafID(), l.timestamp, &LabelEntry{TargetID: l.target, Label: l.label})
 		if err != nil {
-			return nil, fmt.Errorf("session: %w", err)
+			return nil, err
 		}
 		if err := f.addLine(line); err != nil {
-			return nil, fmt.Errorf("session: encoded label entry does not read back: %w", err)
+			return nil, fmt.Errorf("encoded label entry does not read back: %w", err)
 		}
 		f.index(f.Len() - 1)
 	}
@@ -160,11 +160,11 @@ func (s *Session) forkPath(f *Session, path []*Entry) (map[string]bool, error) {
 			if len(set) > 0 {
 				var err error
 				if line, err = setMembers(line, set); err != nil {
-					return nil, fmt.Errorf("session: %s: line %d: %w", s.path, e.Line, err)
+					return nil, fmt.Errorf("%s: line %d: %w", s.path, e.Line, err)
 				}
 			}
 			if err := f.addLine(line); err != nil {
-				return nil, fmt.Errorf("session: %s: line %d: %w", s.path, e.Line, err)
+				return nil, fmt.Errorf("%s: line %d: %w", s.path, e.Line, err)
 			}
 			on[e.ID] = true
 			parent = e.ID

@@ -11,9 +11,9 @@ import (
 	"testing"
 
 	"github.com/prime-agent/prime/internal/pifixtures"
-	"github.com/prime-agent/prime/internal/sessiontest"
 	"github.com/prime-agent/prime/session"
 	"github.com/prime-agent/prime/session/sessiongen"
+	"github.com/prime-agent/prime/session/sessiontest"
 )
 
 // forkLines returns the lines of the forked session's file, header first.

@@ -1,8 +1,11 @@
 package session
 
 import (
+	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
+	"os"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -103,4 +106,29 @@ func encodeHeader(h *Header) ([]byte, error) {
 		return nil, fmt.Errorf("encoding session header: %w", err)
 	}
 	return bytes.TrimRight(b.Bytes(), "\n"), nil
+}
+
+// ReadHeader reads only the first line of the file at path as a session
+// header: a cheap way to learn a session's version, id and working directory
+// without reading its entries. A first line that is not a session header is
+// an error.
+func ReadHeader(path string) (*Header, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	line, err := bufio.NewReaderSize(f, 64<<10).ReadSlice('\n')
+	if err != nil && len(line) == 0 {
+		return nil, err
+	}
+	line = bytes.TrimSpace(line)
+	if !validJSON(line) {
+		return nil, errors.New("first line is not JSON")
+	}
+	h, ok, err := decodeHeader(bytes.Clone(line))
+	if err != nil || !ok {
+		return nil, errors.New("first line is not a session header")
+	}
+	return h, nil
 }

@@ -29,8 +29,15 @@ func buildIDs(recs []rec, odd map[int32]*oddRec) (*idIndex, map[int32]int32) {
 		}
 	}
 	if !slices.IsSorted(x.sorted) {
-		slices.Sort(x.sorted)
+		sortIDs(x.sorted)
 	}
+	return idsFrom(x.sorted, recs, odd)
+}
+
+// idsFrom is buildIDs given the hex ids already sorted (id<<32 | index,
+// ascending), as a persistent index keeps them.
+func idsFrom(sorted []uint64, recs []rec, odd map[int32]*oddRec) (*idIndex, map[int32]int32) {
+	x := &idIndex{sorted: sorted}
 	var dups map[int32]int32
 	for k := 1; k < len(x.sorted); k++ {
 		if x.sorted[k]>>32 == x.sorted[k-1]>>32 {
@@ -118,4 +125,36 @@ func (x *idIndex) add(i int32, id string, v uint32, hex bool) {
 	if len(x.recent) > 4096 && len(x.recent) > len(x.sorted)/4 {
 		x.sorted, x.recent = x.all(), nil
 	}
+}
+
+// sortIDs sorts keys of the form id<<32 | index, given in ascending order
+// of index: a stable radix sort on the id, two passes of 16 bits (several
+// times faster than a comparison sort on the hundreds of thousands of
+// keys of a long session); a short list is sorted by comparison.
+func sortIDs(keys []uint64) {
+	if len(keys) < 1<<12 {
+		slices.Sort(keys)
+		return
+	}
+	tmp := make([]uint64, len(keys))
+	src, dst := keys, tmp
+	var count [1 << 16]int
+	for shift := uint(32); shift < 64; shift += 16 {
+		clear(count[:])
+		for _, k := range src {
+			count[k>>shift&0xffff]++
+		}
+		sum := 0
+		for i, c := range count {
+			count[i] = sum
+			sum += c
+		}
+		for _, k := range src {
+			d := k >> shift & 0xffff
+			dst[count[d]] = k
+			count[d]++
+		}
+		src, dst = dst, src
+	}
+	// Two passes: the result is back in keys.
 }

@@ -62,3 +62,26 @@ func TestIDIndex(t *testing.T) {
 		}
 	}
 }
+
+// sortIDs sorts as a comparison sort does, on lists long enough for the
+// radix sort, with repeated ids.
+func TestSortIDs(t *testing.T) {
+	for _, n := range []int{0, 5, 1 << 12, 50_000} {
+		keys := make([]uint64, n)
+		x := uint32(12345)
+		for i := range keys {
+			x = x*1664525 + 1013904223
+			id := x
+			if i%7 == 3 {
+				id = uint32(keys[i/2] >> 32) // a repeat
+			}
+			keys[i] = uint64(id)<<32 | uint64(i)
+		}
+		want := slices.Clone(keys)
+		slices.Sort(want)
+		sortIDs(keys)
+		if !slices.Equal(keys, want) {
+			t.Fatalf("%d keys: not sorted", n)
+		}
+	}
+}

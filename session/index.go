@@ -3,12 +3,13 @@ package session
 import (
 	"bytes"
 	"hash/crc32"
-	"unsafe"
 
 	"github.com/go-json-experiment/json"
 
 	"github.com/prime-agent/prime/internal/jsonwire"
 	"github.com/prime-agent/prime/llm"
+
+	"github.com/prime-agent/prime/session/internal/rawmem"
 )
 
 // The index keeps, for every entry, where its line is and what the tree
@@ -17,6 +18,11 @@ import (
 // cannot hold in that form (an id that is not eight lowercase hex digits,
 // a timestamp not in JavaScript's toISOString form, a type Prime does not
 // know) go to a side table; pi and Prime write none.
+
+// recSize is a record's size in bytes, part of the persistent index's
+// format: records are stored as they are in memory (rawmem.Bytes), so rec
+// must stay plain and of this size (TestRecLayout).
+const recSize = 48
 
 // rec is what the index keeps of one entry. Its layout is fixed (the
 // persistent index stores records as they are in memory).
@@ -44,9 +50,6 @@ type rec struct {
 	flags     uint8
 	_         uint8
 }
-
-// The record's size is part of the persistent index's format.
-var _ [48]byte = [unsafe.Sizeof(rec{})]byte{}
 
 // Flags of a rec.
 const (
@@ -154,14 +157,41 @@ type indexed struct {
 // refers to line. It fails when the line is not valid JSON or not an
 // object with a string "type".
 func indexLine(line []byte, off int64, num int) (indexed, error) {
-	if !validJSON(line) {
+	// The common members fastHead reads are valid JSON as they are: the
+	// validator takes the line from where they end.
+	h, fast := fastHead(line)
+	if fast && !validObjectFrom(line, h.end) || !fast && !validJSON(line) {
 		return indexed{}, malformed(line)
 	}
+	x, err := headRec(line, h, fast)
+	if err != nil {
+		return indexed{}, err
+	}
+	r := &x.r
+	r.off, r.n, r.crc, r.line = off, uint32(len(line)), checksum(line), int32(num)
+	if r.typ == typeLabel || r.typ == typeSessionInfo {
+		x.meta = lineMeta(r.typ, line)
+	}
+	return x, nil
+}
+
+// readHead reads what a record keeps of a line's content (valid JSON, or
+// it fails): its type, id, parent id, timestamp, where they end and a
+// message's role; nothing about where the line is. Reading a line back,
+// it tells whether the line is the one a record describes (see
+// ident.carriedBy).
+func readHead(line []byte) (indexed, error) {
+	h, ok := fastHead(line)
+	return headRec(line, h, ok)
+}
+
+// headRec is readHead given what fastHead said of the line.
+func headRec(line []byte, h head, fast bool) (indexed, error) {
 	var x indexed
 	r := &x.r
-	r.off, r.n, r.crc, r.line, r.parent = off, uint32(len(line)), checksum(line), int32(num), -1
+	r.parent = -1
 	var typ, id, parent, ts []byte
-	if h, ok := fastHead(line); ok {
+	if fast {
 		typ, id, parent, ts = h.typ, h.id, h.parent, h.ts
 		r.head = uint32(h.end)
 	} else {
@@ -189,15 +219,12 @@ func indexLine(line []byte, off int64, num int) (indexed, error) {
 		r.ms = jsonwire.ISOMillis(string(ts))
 		odd().ts = string(ts)
 	}
-	switch r.typ {
-	case typeMessage:
+	if r.typ == typeMessage {
 		if raw, ok := lastMember(line, r.head, `,"message":`); ok {
 			if role, ok := fastRole(raw); ok {
 				r.role = roleCode(role)
 			}
 		}
-	case typeLabel, typeSessionInfo:
-		x.meta = lineMeta(r.typ, line)
 	}
 	return x, nil
 }
@@ -285,7 +312,7 @@ func isHexID(id string) (uint32, bool) {
 	if len(id) != 8 {
 		return 0, false
 	}
-	return hexID(unsafe.Slice(unsafe.StringData(id), 8))
+	return hexID(rawmem.StringBytes(id))
 }
 
 // parseISO reads a timestamp in exactly the form FormatTime writes,

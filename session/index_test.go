@@ -14,9 +14,9 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/prime-agent/prime/internal/sessiontest"
 	"github.com/prime-agent/prime/session"
 	"github.com/prime-agent/prime/session/sessiongen"
+	"github.com/prime-agent/prime/session/sessiontest"
 )
 
 // sameSession fails unless got reads as want: the same entries (common

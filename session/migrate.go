@@ -34,9 +34,9 @@ func parseOld(name string, data []byte, hp *headerPart) (*Session, error) {
 	s := newRead(name, nil, hp)
 	s.scanned = int64(len(data))
 	if !s.midLine {
-		scan, err := scanLines(bytes.NewReader(data), s.indexed, int64(len(data)), s.lines, true)
+		scan, err := scanLines(memReader(data), s.indexed, int64(len(data)), s.lines, true)
 		if err != nil {
-			return nil, fmt.Errorf("session: reading %s: %w", name, err)
+			return nil, fmt.Errorf("reading %s: %w", name, err)
 		}
 		s.absorb(scan)
 	}
@@ -64,7 +64,7 @@ func parseOld(name string, data []byte, hp *headerPart) (*Session, error) {
 		}
 		line, changed, err := renameHookMessage(e.raw)
 		if err != nil {
-			return nil, fmt.Errorf("session: %s: line %d: %w", s.path, e.line, err)
+			return nil, fmt.Errorf("%s: line %d: %w", s.path, e.line, err)
 		}
 		if changed {
 			es[i].raw = line
@@ -77,7 +77,7 @@ func parseOld(name string, data []byte, hp *headerPart) (*Session, error) {
 		return v, name != "type" && name != "version"
 	})
 	if err != nil {
-		return nil, fmt.Errorf("session: %s: header: %w", s.path, err)
+		return nil, fmt.Errorf("%s: header: %w", s.path, err)
 	}
 	s.header.raw = h
 	s.header.Version = CurrentVersion
@@ -87,7 +87,7 @@ func parseOld(name string, data []byte, hp *headerPart) (*Session, error) {
 	for _, e := range es {
 		x, err := indexLine(e.raw, int64(len(buf)), e.line)
 		if err != nil {
-			return nil, fmt.Errorf("session: %s: line %d does not read back after migration: %w", s.path, e.line, err)
+			return nil, fmt.Errorf("%s: line %d does not read back after migration: %w", s.path, e.line, err)
 		}
 		buf = append(append(buf, e.raw...), '\n')
 		s.add(x)
@@ -183,7 +183,7 @@ func migrateV1(s *Session, es []oldEntry) error {
 			return v, true
 		}, renameIndex)
 		if err != nil {
-			return fmt.Errorf("session: %s: line %d: %w", s.path, e.line, err)
+			return fmt.Errorf("%s: line %d: %w", s.path, e.line, err)
 		}
 		e.raw = line
 	}
@@ -362,7 +362,7 @@ func (s *Session) readLines(idx []int32, f func(i int32, line []byte) error) err
 		spans = spans[:0]
 		for _, i := range part {
 			r := &s.recs[i]
-			spans = append(spans, span{off: r.off, n: r.n, crc: r.crc})
+			spans = append(spans, span{off: r.off, n: r.n, crc: r.crc, r: r, odd: s.odd[i]})
 		}
 		if err := s.src.readSpans(spans, out[:len(spans)]); err != nil {
 			return err
@@ -385,16 +385,16 @@ func (s *Session) readLines(idx []int32, f func(i int32, line []byte) error) err
 func Migrate(path string) (bool, error) {
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
-		return false, fmt.Errorf("session: %w", err)
+		return false, err
 	}
 	defer f.Close()
 	if err := lockFile(f); err != nil {
-		return false, fmt.Errorf("session: locking %s: %w", path, err)
+		return false, fmt.Errorf("locking %s: %w", path, err)
 	}
 	defer unlockFile(f)
 	fi, err := f.Stat()
 	if err != nil {
-		return false, fmt.Errorf("session: %w", err)
+		return false, err
 	}
 	if fi.Mode().IsRegular() {
 		// Most files are current: their header says so, and the rest of
@@ -413,7 +413,7 @@ func Migrate(path string) (bool, error) {
 	}
 	data, err := readAll(f, size)
 	if err != nil {
-		return false, fmt.Errorf("session: reading %s: %w", path, err)
+		return false, fmt.Errorf("reading %s: %w", path, err)
 	}
 	s, err := Parse(path, data)
 	if err != nil {
@@ -427,14 +427,14 @@ func Migrate(path string) (bool, error) {
 		mode = fi.Mode().Perm()
 	}
 	if err := atomicfile.WriteFile(path+".bak", data, mode); err != nil {
-		return false, fmt.Errorf("session: keeping a backup of %s: %w", path, err)
+		return false, fmt.Errorf("keeping a backup of %s: %w", path, err)
 	}
 	out, err := s.render(true)
 	if err != nil {
 		return false, err
 	}
 	if err := atomicfile.WriteFile(path, out, mode); err != nil {
-		return false, fmt.Errorf("session: rewriting %s: %w", path, err)
+		return false, fmt.Errorf("rewriting %s: %w", path, err)
 	}
 	return true, nil
 }

@@ -1,5 +1,7 @@
 package session
 
+import "weak"
+
 // PathView is the path from a root to an entry read from the session's
 // index: its entries are made only as they are asked for, so looking at a
 // long path's entry types, its last entries, or building its context costs
@@ -15,6 +17,7 @@ type PathView struct {
 // LeafView returns the view of the path to the current leaf (empty when
 // there is none), as [Session.LeafPath] returns its entries.
 func (s *Session) LeafView() PathView {
+	s.confirm()
 	if s.leaf < 0 {
 		return PathView{s: s}
 	}
@@ -25,6 +28,7 @@ func (s *Session) LeafView() PathView {
 // [Session.Path] returns its entries; ok is false when there is no such
 // entry.
 func (s *Session) ViewOf(id string) (p PathView, ok bool) {
+	s.confirm()
 	i, ok := s.lookup(id)
 	if !ok {
 		return PathView{s: s}, false
@@ -76,7 +80,14 @@ func (s *Session) pathIdx(i int32) []int32 {
 	}
 	n := 0
 	for j := i; j >= 0; j = s.recs[j].parent {
-		n++
+		if n++; n > len(s.recs) {
+			// A path longer than the session has a cycle, which
+			// indexing never leaves; should one be there all the same,
+			// break it (as indexing would) rather than walk forever.
+			s.breakCycles()
+			s.lastIdx, s.lastPath, s.kids = nil, weak.Pointer[*Entry]{}, nil
+			return s.pathIdx(i)
+		}
 	}
 	idx := make([]int32, n)
 	for j := i; j >= 0; j = s.recs[j].parent {

@@ -78,7 +78,7 @@ func primeContext16(t *testing.T, s *session.Session, file string, leaf int) pi1
 // TestPi16Recorded compares Prime's contexts of the edge cases that hold
 // pi 1.6's transcript features (system messages, patches, context edits,
 // compactions carrying the system state) with pi 1.6's answers at every
-// entry, recorded with tools/pioracle (context FILE --leaf #N) so that the
+// entry, recorded with internal/pioracle/harness (context FILE --leaf #N) so that the
 // comparison runs without node; TestPi16PiOracle checks the recording.
 func TestPi16Recorded(t *testing.T) {
 	for _, w := range pi16Contexts {
@@ -214,7 +214,21 @@ type oracleItem struct {
 	Index  int    `json:"index"`
 }
 
-// TestPi16PiOracle asks pi 1.6 (tools/pioracle) for the context at every
+// primeItems lists a context's messages as the oracle's items: role,
+// estimate, and the index in file order of the entry each came from.
+func primeItems(s *session.Session, ctx session.Context) []oracleItem {
+	index := map[*session.Entry]int{}
+	for j, e := range s.Entries() {
+		index[e] = j
+	}
+	items := []oracleItem{}
+	for j, m := range ctx.Messages {
+		items = append(items, oracleItem{m.Role(), session.EstimateTokens(m), index[ctx.Entries[j]]})
+	}
+	return items
+}
+
+// TestPi16PiOracle asks pi 1.6 (internal/pioracle/harness) for the context at every
 // entry of every edge case and compares it with Prime's message by message
 // (role, estimate, source entry), the replayed system state byte for byte
 // (prompt and JSON), and with the recording TestPi16Recorded uses. It runs
@@ -277,14 +291,7 @@ func TestPi16PiOracle(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		index := map[*session.Entry]int{}
-		for j, e := range c.s.Entries() {
-			index[e] = j
-		}
-		items := []oracleItem{}
-		for j, m := range ctx.Messages {
-			items = append(items, oracleItem{m.Role(), session.EstimateTokens(m), index[ctx.Entries[j]]})
-		}
+		items := primeItems(c.s, ctx)
 		if pi.Items == nil {
 			pi.Items = []oracleItem{}
 		}

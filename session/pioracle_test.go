@@ -9,18 +9,18 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/prime-agent/prime/internal/pioracle"
-	"github.com/prime-agent/prime/internal/sessiontest"
 	"github.com/prime-agent/prime/session"
 	"github.com/prime-agent/prime/session/sessiongen"
+	"github.com/prime-agent/prime/session/sessiontest"
 )
 
 // TestForkPiOracle forks generated sessions at every leaf with Prime and
-// with pi 1.6's createBranchedSession (tools/pioracle), and checks that
+// with pi 1.6's createBranchedSession (internal/pioracle/harness), and checks that
 // both sessions hold the same lines: the path's entries byte for byte, and
 // label entries that say the same (their ids are random). It runs only
 // when PRIME_PIORACLE names the oracle's wrapper:
 //
-//	PRIME_PIORACLE=$PWD/tools/pioracle/pioracle go test ./session -run PiOracle -v
+//	PRIME_PIORACLE=$PWD/internal/pioracle/harness/pioracle go test ./session -run PiOracle -v
 func TestForkPiOracle(t *testing.T) {
 	pioracle.Path(t)
 	dir := t.TempDir()

@@ -13,9 +13,9 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/prime-agent/prime/internal/sessiontest"
 	"github.com/prime-agent/prime/session"
 	"github.com/prime-agent/prime/session/sessiongen"
+	"github.com/prime-agent/prime/session/sessiontest"
 )
 
 // A version-3 file loaded and written back is byte-identical.

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -21,6 +22,16 @@ var ErrFileChanged = errors.New("a session file only grows by appends; something
 // from any goroutine.
 type source struct {
 	cur atomic.Pointer[backing]
+	// repairs are the entries read only through coercion, or not at all
+	// (see tolerant).
+	repairs repairLog
+	// mismatch is set when a line read back was not the entry the index
+	// said (errIndexMismatch): the session then indexes its file again.
+	mismatch atomic.Bool
+	// unchecked is where the lines this process validated start: those
+	// before it were indexed by a persistent index, so a line read back
+	// from there is validated as JSON, as indexing would have.
+	unchecked atomic.Int64
 }
 
 // backing is what a source reads at one time. It is replaced, never
@@ -86,11 +97,24 @@ func (s *source) detach() {
 }
 
 // span is one line to read back: off and n locate it, crc is its checksum.
+// A line of a file is also checked to be the entry e, or the one record r
+// describes (odd its side-table strings), when either is set (see
+// span.carriedBy).
 type span struct {
 	off int64
 	n   uint32
 	crc uint32
+	e   *Entry
+	r   *rec
+	odd *oddRec
 }
+
+// errIndexMismatch reports a line read back that is not the entry the
+// index says is there: its checksum matches, but it carries another id,
+// parent, type or timestamp, or it is not a whole line. A persistent
+// index that was damaged or crafted does this; the session then indexes
+// its file again (see Session.confirm).
+var errIndexMismatch = errors.New("the session index does not match the file")
 
 // Reads are merged when the lines are at most mergeGap bytes apart, up to
 // mergeMax bytes in one read.
@@ -125,24 +149,37 @@ func (s *source) readSpans(spans []span, out [][]byte) error {
 		}
 		return nil
 	}
-	f := b.f
-	if f == nil {
-		var err error
-		if f, err = b.reopen(); err != nil {
-			return err
-		}
-		defer f.Close()
+	f, release, err := b.file()
+	if err != nil {
+		return err
 	}
-	err := readFileSpans(f, b.path, spans, out)
+	defer release()
+	unchecked := s.unchecked.Load()
+	err = readFileSpans(f, b.path, spans, out, unchecked)
 	if errors.Is(err, os.ErrClosed) {
 		// The session was closed while this read was under way.
 		if f, err = b.reopen(); err != nil {
 			return err
 		}
 		defer f.Close()
-		err = readFileSpans(f, b.path, spans, out)
+		err = readFileSpans(f, b.path, spans, out, unchecked)
+	}
+	if errors.Is(err, errIndexMismatch) {
+		s.mismatch.Store(true)
 	}
 	return err
+}
+
+// file returns the open file of a file source, opening it again (see
+// reopen) for a closed session; release closes what it opened.
+func (b *backing) file() (f *os.File, release func(), err error) {
+	if b.f != nil {
+		return b.f, func() {}, nil
+	}
+	if f, err = b.reopen(); err != nil {
+		return nil, nil, err
+	}
+	return f, func() { f.Close() }, nil
 }
 
 // reopen opens the file of a closed session again, if it is still the
@@ -151,24 +188,25 @@ func (b *backing) reopen() (*os.File, error) {
 	f, err := os.Open(b.path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("session: %s was removed: %w", b.path, ErrFileChanged)
+			return nil, fmt.Errorf("%s was removed: %w", b.path, ErrFileChanged)
 		}
-		return nil, fmt.Errorf("session: %w", err)
+		return nil, err
 	}
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("session: %w", err)
+		return nil, err
 	}
 	if !os.SameFile(fi, b.info) {
 		f.Close()
-		return nil, fmt.Errorf("session: %s was replaced by another file: %w", b.path, ErrFileChanged)
+		return nil, fmt.Errorf("%s was replaced by another file: %w", b.path, ErrFileChanged)
 	}
 	return f, nil
 }
 
-// readFileSpans reads spans from f, merging neighbours (see readSpans).
-func readFileSpans(f *os.File, path string, spans []span, out [][]byte) error {
+// readFileSpans reads spans from f, merging neighbours (see readSpans);
+// lines before unchecked are validated.
+func readFileSpans(f *os.File, path string, spans []span, out [][]byte, unchecked int64) error {
 	order := make([]int, len(spans))
 	for i := range order {
 		order[i] = i
@@ -188,26 +226,86 @@ func readFileSpans(f *os.File, path string, spans []span, out [][]byte) error {
 			}
 			end = e
 		}
-		buf := make([]byte, end-start)
-		if n, err := f.ReadAt(buf, start); n < len(buf) {
+		// The byte before the run and the one after it are read too: they
+		// say whether each line read is a whole line of the file.
+		lo := max(start-1, 0)
+		buf := make([]byte, end+1-lo)
+		n, err := f.ReadAt(buf, lo)
+		if int64(n) < end-lo {
 			if err == io.EOF || err == nil {
-				return fmt.Errorf("session: %s ends at %d bytes, before the line at offset %d it had when it was read (truncated?): %w",
-					path, start+int64(n), first.off, ErrFileChanged)
+				return fmt.Errorf("%s ends at %d bytes, before the line at offset %d it had when it was read (truncated?): %w",
+					path, lo+int64(n), first.off, ErrFileChanged)
 			}
-			return fmt.Errorf("session: reading %s: %w", path, err)
+			return fmt.Errorf("reading %s: %w", path, err)
 		}
+		around := buf[:n]
 		for ; k < j; k++ {
 			i := order[k]
 			sp := spans[i]
-			line := buf[sp.off-start : sp.off-start+int64(sp.n) : sp.off-start+int64(sp.n)]
+			from, to := sp.off-lo, sp.off-lo+int64(sp.n)
+			line := buf[from:to:to]
 			if checksum(line) != sp.crc {
-				return fmt.Errorf("session: the line at offset %d of %s is not the one read before (the file was rewritten?): %w",
+				return fmt.Errorf("the line at offset %d of %s is not the one read before (the file was rewritten?): %w",
 					sp.off, path, ErrFileChanged)
+			}
+			if (sp.e != nil || sp.r != nil) && (!sp.carriedBy(line) || !wholeLine(f, around, lo, sp.off, int64(sp.n))) ||
+				sp.off < unchecked && !validJSON(line) {
+				return fmt.Errorf("the line at offset %d of %s is not entry %s (%w): %w",
+					sp.off, path, sp.name(), errIndexMismatch, ErrFileChanged)
 			}
 			out[i] = line
 		}
 	}
 	return nil
+}
+
+// wholeLine reports whether the n bytes at off in f are a whole line of
+// it, but for white space around them: what precedes them back to a
+// newline, and what follows them up to a newline or the end, is white
+// space. around holds the file's bytes from lo on, off's neighbours
+// included; only a line with white space around it reads more.
+func wholeLine(f io.ReaderAt, around []byte, lo, off, n int64) bool {
+	if off <= 0 {
+		return false // the header comes first
+	}
+	before, after := around[off-1-lo], byte('\n')
+	if end := off + n - lo; end < int64(len(around)) {
+		after = around[end]
+	}
+	if before == '\n' && after == '\n' {
+		return true
+	}
+	return spaceTo(f, off-1, -1) && spaceTo(f, off+n, 1)
+}
+
+// spaceTo reports whether the bytes of f from at on, going in direction
+// dir (1 or -1), are white space (as bytes.TrimSpace has it) up to a
+// newline, the start or the end of the file. It looks at most 64 KiB.
+func spaceTo(f io.ReaderAt, at int64, dir int64) bool {
+	const most = 64 << 10
+	if dir > 0 {
+		buf := make([]byte, most)
+		n, _ := f.ReadAt(buf, at)
+		gap := buf[:n]
+		if i := bytes.IndexByte(gap, '\n'); i >= 0 {
+			gap = gap[:i]
+		} else if n == most {
+			return false
+		}
+		return len(bytes.TrimSpace(gap)) == 0
+	}
+	lo := max(at+1-most, 0)
+	buf := make([]byte, at+1-lo)
+	if n, _ := f.ReadAt(buf, lo); n < len(buf) {
+		return false
+	}
+	gap := buf
+	if i := bytes.LastIndexByte(gap, '\n'); i >= 0 {
+		gap = gap[i+1:]
+	} else if lo > 0 {
+		return false
+	}
+	return len(bytes.TrimSpace(gap)) == 0
 }
 
 func cmpOff(a, b span) int {

@@ -18,7 +18,7 @@ import (
 )
 
 // ErrReadOnly reports an append to a session opened with [Load] or [Parse].
-var ErrReadOnly = errors.New("session: opened read-only")
+var ErrReadOnly = errors.New("opened read-only")
 
 // ErrInvalidID reports a session id that pi would not accept (see
 // [Options.ID]).
@@ -38,7 +38,15 @@ type Options struct {
 	// Now is the clock for the header's and the entries' timestamps. Nil
 	// means time.Now.
 	Now func() time.Time
+	// Write, when set, makes every write to the file in place of
+	// (*os.File).Write: a test injects short writes, ENOSPC and EIO
+	// through it. Nil means f.Write.
+	Write WriteFunc
 }
+
+// WriteFunc writes p to the session file f, as (*os.File).Write does: it
+// returns how many bytes were written and, when fewer than len(p), why.
+type WriteFunc func(f *os.File, p []byte) (int, error)
 
 // writer is the appending side of a session.
 type writer struct {
@@ -54,7 +62,20 @@ type writer struct {
 	memory bool
 	closed bool
 	now    func() time.Time
+	// write makes the writes to f (see [Options.Write]).
+	write WriteFunc
 }
+
+// fileWrite is the ordinary [WriteFunc].
+func fileWrite(f *os.File, p []byte) (int, error) { return f.Write(p) }
+
+// writeTo makes w's writes to f an io.Writer.
+type writeTo struct {
+	w *writer
+	f *os.File
+}
+
+func (t writeTo) Write(p []byte) (int, error) { return t.w.write(t.f, p) }
 
 // Create starts a new session that will be written to path. As in pi, the
 // file is created (mode 0600, directories 0700) when the first user or
@@ -72,13 +93,13 @@ func Create(path string, opts Options) (*Session, error) {
 	if id == "" {
 		id = NewSessionID(t)
 	} else if !validSessionID(id) {
-		return nil, fmt.Errorf("session: %w %q: use letters, digits, '.', '_' and '-', starting and ending with a letter or digit", ErrInvalidID, id)
+		return nil, fmt.Errorf("%w %q: use letters, digits, '.', '_' and '-', starting and ending with a letter or digit", ErrInvalidID, id)
 	}
 	cwd := opts.CWD
 	if cwd == "" {
 		var err error
 		if cwd, err = os.Getwd(); err != nil {
-			return nil, fmt.Errorf("session: %w", err)
+			return nil, err
 		}
 	}
 	h := &Header{Version: CurrentVersion, ID: id, Timestamp: FormatTime(t), CWD: cwd, ParentSession: opts.ParentSession}
@@ -89,10 +110,17 @@ func Create(path string, opts Options) (*Session, error) {
 	h.raw = raw
 	if path != "" {
 		if _, err := os.Lstat(path); err == nil {
-			return nil, fmt.Errorf("session: %s: %w", path, fs.ErrExist)
+			return nil, fmt.Errorf("%s: %w", path, fs.ErrExist)
 		}
 	}
-	return newSession(path, h, &writer{pending: path != "", memory: path == "", now: now}), nil
+	return newSession(path, h, &writer{pending: path != "", memory: path == "", now: now, write: writeFuncOf(opts.Write)}), nil
+}
+
+func writeFuncOf(f WriteFunc) WriteFunc {
+	if f == nil {
+		return fileWrite
+	}
+	return f
 }
 
 // newSession returns a session of no entries yet, kept in memory, with
@@ -151,7 +179,7 @@ func OpenWith(path string, opts ReadOptions) (*Session, error) {
 			return s, err
 		}
 		if attempt > 0 {
-			return nil, fmt.Errorf("session: %s is still in an old format after migrating it", path)
+			return nil, fmt.Errorf("%s is still in an old format after migrating it", path)
 		}
 		if _, err := Migrate(path); err != nil {
 			return nil, err
@@ -164,7 +192,7 @@ func OpenWith(path string, opts ReadOptions) (*Session, error) {
 func open(path string, opts ReadOptions) (s *Session, old bool, err error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
 	if err != nil {
-		return nil, false, fmt.Errorf("session: %w", err)
+		return nil, false, err
 	}
 	defer func() {
 		if err != nil || old {
@@ -172,12 +200,12 @@ func open(path string, opts ReadOptions) (s *Session, old bool, err error) {
 		}
 	}()
 	if err := lockFile(f); err != nil {
-		return nil, false, fmt.Errorf("session: locking %s: %w", path, err)
+		return nil, false, fmt.Errorf("locking %s: %w", path, err)
 	}
 	defer unlockFile(f)
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, false, fmt.Errorf("session: %w", err)
+		return nil, false, err
 	}
 	if fi.Mode().IsRegular() && fi.Size() == 0 {
 		// An empty file: it gets a header, as in pi.
@@ -187,15 +215,21 @@ func open(path string, opts ReadOptions) (s *Session, old bool, err error) {
 		}
 		s.path = path
 		line := append(bytes.Clone(s.header.raw), '\n')
-		if _, err := f.Write(line); err != nil {
-			return nil, false, fmt.Errorf("session: writing the header of %s: %w", path, err)
+		if n, err := writeFuncOf(opts.Write)(f, line); err != nil || n < len(line) {
+			if n > 0 {
+				f.Truncate(0) // the file was empty: leave it so
+			}
+			if err == nil {
+				err = io.ErrShortWrite
+			}
+			return nil, false, fmt.Errorf("writing the header of %s: %w", path, err)
 		}
 		if fi, err = f.Stat(); err != nil {
-			return nil, false, fmt.Errorf("session: %w", err)
+			return nil, false, err
 		}
 		s.src = fileSource(f, path, fi)
 		s.setMark(line)
-		s.w = &writer{f: f, size: int64(len(line)), now: time.Now}
+		s.w = &writer{f: f, size: int64(len(line)), now: time.Now, write: writeFuncOf(opts.Write)}
 		return s, false, nil
 	}
 	s, err = readFile(path, f, opts)
@@ -206,15 +240,15 @@ func open(path string, opts ReadOptions) (s *Session, old bool, err error) {
 		return nil, true, nil
 	}
 	if s.fileVersion > CurrentVersion {
-		return nil, false, fmt.Errorf("session: %s has format version %d, newer than Prime's (%d); not appending to it", path, s.fileVersion, CurrentVersion)
+		return nil, false, fmt.Errorf("%s has format version %d, newer than Prime's (%d); not appending to it", path, s.fileVersion, CurrentVersion)
 	}
 	if s.src.cur.Load().memory {
-		return nil, false, fmt.Errorf("session: %s is not a regular file; not appending to it", path)
+		return nil, false, fmt.Errorf("%s is not a regular file; not appending to it", path)
 	}
 	if err := s.readMark(f); err != nil {
 		return nil, false, err
 	}
-	s.w = &writer{f: f, size: s.scanned, now: time.Now}
+	s.w = &writer{f: f, size: s.scanned, now: time.Now, write: writeFuncOf(opts.Write)}
 	return s, false, nil
 }
 
@@ -222,6 +256,7 @@ func open(path string, opts ReadOptions) (s *Session, old bool, err error) {
 // afterwards open the file again (and fail if it is no longer the same
 // file).
 func (s *Session) Close() error {
+	s.waitSave()
 	s.saveIndex()
 	var f *os.File
 	if b := s.src.cur.Load(); !b.memory {
@@ -300,7 +335,7 @@ func (s *Session) AppendAt(parentID string, p Payload) (*Entry, error) {
 	if parentID != "" {
 		i, ok := s.lookup(parentID)
 		if !ok {
-			return nil, fmt.Errorf("session: entry %s: %w", parentID, ErrNotFound)
+			return nil, fmt.Errorf("entry %s: %w", parentID, ErrNotFound)
 		}
 		parent = i
 	}
@@ -313,12 +348,12 @@ func (s *Session) appendAt(parent int32, p Payload) (*Entry, error) {
 		return nil, ErrReadOnly
 	}
 	if w.closed {
-		return nil, errors.New("session: append after Close")
+		return nil, errors.New("append after Close")
 	}
 	switch q := p.(type) {
 	case *LabelEntry:
 		if _, ok := s.lookup(q.TargetID); !ok {
-			return nil, fmt.Errorf("session: entry %s: %w", q.TargetID, ErrNotFound)
+			return nil, fmt.Errorf("entry %s: %w", q.TargetID, ErrNotFound)
 		}
 	case *SessionInfoEntry:
 		c := *q
@@ -327,7 +362,7 @@ func (s *Session) appendAt(parent int32, p Payload) (*Entry, error) {
 	}
 	if w.f != nil {
 		if err := lockFile(w.f); err != nil {
-			return nil, fmt.Errorf("session: locking %s: %w", s.path, err)
+			return nil, fmt.Errorf("locking %s: %w", s.path, err)
 		}
 		defer unlockFile(w.f)
 		if err := s.readTail(); err != nil {
@@ -348,7 +383,7 @@ func (s *Session) appendAt(parent int32, p Payload) (*Entry, error) {
 	}
 	line, err := EncodeEntry(s.newEntryID(), parentID, FormatTime(now), p)
 	if err != nil {
-		return nil, fmt.Errorf("session: %w", err)
+		return nil, err
 	}
 	// Where the line goes: at the end of the file, after a newline when
 	// the last line is torn or unfinished (a torn one then becomes a line
@@ -366,7 +401,7 @@ func (s *Session) appendAt(parent int32, p Payload) (*Entry, error) {
 	}
 	x, err := indexLine(line, off, num)
 	if err != nil {
-		return nil, fmt.Errorf("session: encoded %s entry does not read back: %w", p.EntryType(), err)
+		return nil, fmt.Errorf("encoded %s entry does not read back: %w", p.EntryType(), err)
 	}
 	switch {
 	case w.memory:
@@ -382,7 +417,7 @@ func (s *Session) appendAt(parent int32, p Payload) (*Entry, error) {
 	default:
 		buf, err := w.writeLine(line, newline)
 		if err != nil {
-			return nil, fmt.Errorf("session: appending to %s: %w", s.path, err)
+			return nil, fmt.Errorf("appending to %s: %w", s.path, err)
 		}
 		s.setMark(buf)
 	}
@@ -419,12 +454,29 @@ func (w *writer) writeLine(line []byte, newline bool) ([]byte, error) {
 	}
 	buf = append(buf, line...)
 	buf = append(buf, '\n')
-	n, err := w.f.Write(buf)
-	w.size += int64(n)
+	n, err := w.write(w.f, buf)
 	if err == nil && n < len(buf) {
 		err = io.ErrShortWrite
 	}
-	return buf, err
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err // the caller names the file
+	}
+	if err != nil {
+		if n > 0 {
+			// A short write (a full disk) left part of the line: cut the
+			// file back to the last whole line. The file is ours while
+			// the lock is held. Should that fail too, the part stays: the
+			// next append reads it as a torn line and starts on a line of
+			// its own, as after a crash.
+			if terr := w.f.Truncate(w.size); terr != nil {
+				err = fmt.Errorf("%w; and the %d bytes written could not be cut off again (%v), so the file ends in a torn line", err, n, terr)
+			}
+		}
+		return buf, err
+	}
+	w.size += int64(n)
+	return buf, nil
 }
 
 // Flush creates the session file now if it has not been written yet
@@ -443,22 +495,23 @@ func (s *Session) Flush() error {
 // read back from the file, not memory.
 func (s *Session) create(extra []byte) error {
 	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
-		return fmt.Errorf("session: %w", err)
+		return err
 	}
 	f, err := os.OpenFile(s.path, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return fmt.Errorf("session: creating %s: %w", s.path, err)
+		return fmt.Errorf("creating %s: %w", s.path, err)
 	}
 	if err := lockFile(f); err != nil {
 		f.Close()
-		return fmt.Errorf("session: locking %s: %w", s.path, err)
+		return fmt.Errorf("locking %s: %w", s.path, err)
 	}
 	defer unlockFile(f)
 	mem := s.src.memoryBytes()
-	written, err := writeWhole(f, mem)
+	out := writeTo{s.w, f}
+	written, err := writeWhole(out, mem)
 	if err == nil && extra != nil {
 		var n int64
-		n, err = writeWhole(f, append(slices.Clip(extra), '\n'))
+		n, err = writeWhole(out, append(slices.Clip(extra), '\n'))
 		written += n
 	}
 	var fi os.FileInfo
@@ -469,7 +522,7 @@ func (s *Session) create(extra []byte) error {
 		// Leave nothing half-made behind: the session stays pending.
 		f.Close()
 		os.Remove(s.path)
-		return fmt.Errorf("session: writing %s: %w", s.path, err)
+		return fmt.Errorf("writing %s: %w", s.path, err)
 	}
 	s.src.switchToFile(f, s.path, fi)
 	if extra != nil {
@@ -523,13 +576,13 @@ func (s *Session) readTail() error {
 	w := s.w
 	fi, err := w.f.Stat()
 	if err != nil {
-		return fmt.Errorf("session: %w", err)
+		return err
 	}
 	if cur, err := os.Stat(s.path); err != nil || !os.SameFile(fi, cur) {
-		return fmt.Errorf("session: %s was replaced or removed since it was opened (%w); open it again", s.path, ErrFileChanged)
+		return fmt.Errorf("%s was replaced or removed since it was opened (%w); open it again", s.path, ErrFileChanged)
 	}
 	if fi.Size() < w.size {
-		return fmt.Errorf("session: %s shrank from %d to %d bytes since it was read (%w); open it again", s.path, w.size, fi.Size(), ErrFileChanged)
+		return fmt.Errorf("%s shrank from %d to %d bytes since it was read (%w); open it again", s.path, w.size, fi.Size(), ErrFileChanged)
 	}
 	if err := s.checkUnchanged(); err != nil {
 		return err
@@ -555,11 +608,11 @@ func (s *Session) checkUnchanged() error {
 	h := s.header.raw
 	got := make([]byte, len(h)+len(s.mark))
 	if _, err := s.w.f.ReadAt(got[:len(h)], s.headerOff); err != nil || !bytes.Equal(got[:len(h)], h) {
-		return fmt.Errorf("session: the header of %s is not the one read before (%w); open it again", s.path, ErrFileChanged)
+		return fmt.Errorf("the header of %s is not the one read before (%w); open it again", s.path, ErrFileChanged)
 	}
 	if m := got[len(h):]; len(m) > 0 {
 		if _, err := s.w.f.ReadAt(m, s.indexed-int64(len(m))); err != nil || !bytes.Equal(m, s.mark) {
-			return fmt.Errorf("session: %s does not end where it was read as it did (%w); open it again", s.path, ErrFileChanged)
+			return fmt.Errorf("%s does not end where it was read as it did (%w); open it again", s.path, ErrFileChanged)
 		}
 	}
 	return nil
@@ -578,7 +631,7 @@ func (s *Session) setMark(written []byte) {
 func (s *Session) readMark(f io.ReaderAt) error {
 	m := make([]byte, min(markLen, s.indexed))
 	if _, err := f.ReadAt(m, s.indexed-int64(len(m))); err != nil {
-		return fmt.Errorf("session: reading %s: %w", s.path, err)
+		return fmt.Errorf("reading %s: %w", s.path, err)
 	}
 	s.mark = m
 	return nil
@@ -698,4 +751,13 @@ func validSessionID(id string) bool {
 		}
 	}
 	return true
+}
+
+// FileName returns the file name of a session created at t with the given
+// id: the time as ISO-8601 UTC with ':' and '.' replaced by '-', an
+// underscore, the id and ".jsonl", e.g.
+// 2025-12-03T14-00-00-000Z_0193a1b2-....jsonl.
+func FileName(t time.Time, id string) string {
+	ts := strings.NewReplacer(":", "-", ".", "-").Replace(FormatTime(t))
+	return ts + "_" + id + ".jsonl"
 }

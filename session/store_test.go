@@ -16,9 +16,9 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/prime-agent/prime/internal/sessiontest"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/session"
+	"github.com/prime-agent/prime/session/sessiontest"
 )
 
 func writeFile(t *testing.T, name, content string) string {
@@ -618,26 +618,6 @@ func TestUnknownEntryTypeSurvives(t *testing.T) {
 	}
 	if !bytes.Equal(bytesOf(t, s), data) {
 		t.Errorf("round trip changed the file:\n%s", bytesOf(t, s))
-	}
-}
-
-func TestLocations(t *testing.T) {
-	env := map[string]string{"HOME": "/home/ann"}
-	getenv := func(k string) string { return env[k] }
-	if d, _ := session.AgentDir(getenv); d != "/home/ann/.prime/agent" {
-		t.Errorf("default agent dir %q", d)
-	}
-	env[session.EnvAgentDir] = "~/custom"
-	if d, _ := session.AgentDir(getenv); d != "/home/ann/custom" {
-		t.Errorf("~ expansion %q", d)
-	}
-	for cwd, want := range map[string]string{"/Users/x/proj": "--Users-x-proj--", `C:\a\b`: "--C--a-b--", "/a:b/c": "--a-b-c--"} {
-		if got := session.EncodeCWD(cwd); got != want {
-			t.Errorf("EncodeCWD(%q) = %q, want %q", cwd, got, want)
-		}
-	}
-	if got := session.SessionsDir("/ag", "/home/ann/p"); got != "/ag/sessions/--home-ann-p--" {
-		t.Errorf("SessionsDir %q", got)
 	}
 }
 

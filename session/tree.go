@@ -96,7 +96,7 @@ func (s *Session) Tree() []*Node {
 	nodes := make([]Node, len(s.recs))
 	for i := range s.recs {
 		e := s.entryAt(int32(i))
-		nodes[i] = Node{Entry: e, Label: s.labels[e.ID]}
+		nodes[i] = Node{Entry: e, Label: s.Label(e.ID)}
 		if kids := c.list[c.start[i]:c.start[i+1]]; len(kids) > 0 {
 			nodes[i].Children = make([]*Node, len(kids))
 			for k, j := range kids {

@@ -9,10 +9,13 @@
 //   - global: <agentDir>/settings.json, where agentDir is
 //     $PRIME_CODING_AGENT_DIR (a leading ~ is the home directory) or
 //     ~/.prime/agent;
-//   - project: <project>/.prime/agent/settings.json (the location the spec
-//     gives; pi's own is <cwd>/.pi/settings.json). [FindProject] finds the
+//   - project: <project>/.prime/agent/settings.json (pi's own is
+//     <cwd>/.pi/settings.json). [FindProject] finds the
 //     project from a working directory: the nearest ancestor holding a
 //     .prime/agent directory, else the working directory itself.
+//
+// The agent directory ([DefaultAgentDir]) also holds the sessions, one
+// folder per working directory in pi's layout ([SessionsDir]).
 //
 // An example:
 //
@@ -40,8 +43,9 @@
 // session's model). So are compaction.background (default true: the
 // summary is written in the background before the context fills up) and
 // compaction.backgroundThreshold (default 80: where it starts, as a
-// percentage, from 1 to 100, of the point where compaction starts). Keys Prime does not know are kept untouched: the files
-// may carry all of pi's other settings.
+// percentage, from 1 to 100, of the point where compaction starts). Keys
+// Prime does not know are kept untouched: the files may carry all of pi's
+// other settings.
 //
 // # Merging
 //
@@ -71,6 +75,22 @@
 // other layers and the defaults, and Prime refuses to write to it until it
 // is fixed ([ErrBrokenFile]). Load never fails because of a file's content.
 //
+// # Trust
+//
+// A project's file is someone else's text until the user trusts the
+// project (prime trust). Every key in the key table declares whether an
+// untrusted project may set it: keys that only tune Prime may; keys that
+// can run code or send data elsewhere (shellPath; hooks, which the hook
+// package skips itself) may not, and their values are listed by
+// [Settings.Ignored], shown as ignored by [Settings.Values] and reported
+// as a [Problem] naming the key and the file. A model setting chooses
+// among the providers the user configured (models.json is global only),
+// so a project may set it. A project found above the working directory
+// ([Options.WorkDir]) that is neither inside the user's home nor inside
+// the working directory's git checkout applies only once trusted. And any
+// settings file another user could change (internal/safepath) is ignored
+// whole, global or project.
+//
 // # Writing
 //
 // [Settings.Set], [Settings.Unset], [Settings.Trust] and [Settings.Untrust]
@@ -80,6 +100,6 @@
 // the protocol of pi's proper-lockfile (a <file>.lock directory, stale
 // after 10 s), re-reads the file under the lock so concurrent edits by pi,
 // another Prime or an editor survive, and replaces the file atomically
-// (temporary file, fsync, rename). A settings file that is a symbolic link
+// (temporary file, fsync, rename, fsync of the directory). A settings file that is a symbolic link
 // is written through the link.
 package settings

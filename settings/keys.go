@@ -56,7 +56,33 @@ type keyDef struct {
 	summary string
 	// values are what a kindEnum key accepts.
 	values []string
+	// project says whether a project the user has not trusted may set the
+	// key. Every key must choose (the table's rows are positional).
+	project projectRule
 }
+
+// projectRule says whether the settings file of a project the user has not
+// trusted (with prime trust) may set a key. A cloned repository is someone
+// else's text: it may tune how Prime behaves, but not choose a program to
+// run, a server to send the conversation to, or anything else that acts
+// beyond Prime with the user's rights.
+type projectRule uint8
+
+const (
+	// anyProject: the key only tunes Prime (limits, modes, display, a
+	// choice among the models the user configured), so any project may
+	// set it.
+	anyProject projectRule = iota + 1
+	// trustedProject: the key can run code or send data elsewhere (a
+	// shell, a command, a URL); an untrusted project's value is ignored
+	// with a warning naming the key and the file.
+	trustedProject
+	// tighterProject: an untrusted project may set the key only to a
+	// stricter value than the user's (a kindEnum key whose values go from
+	// the loosest to the strictest); a looser value is ignored with a
+	// warning, as trustedProject's are.
+	tighterProject
+)
 
 // section and field split a known key's name: "compaction.enabled" is field
 // enabled of section compaction; a top-level key such as "defaultModel" has
@@ -97,6 +123,8 @@ const (
 	keyRetryMaxRetries      = "retry.maxRetries"
 	keyRetryBaseDelay       = "retry.baseDelayMs"
 	keyRetryMaxDelay        = "retry.maxDelayMs"
+	keyStreamIdle           = "retry.streamIdleTimeoutMs"
+	keyStreamKeepAlive      = "retry.streamKeepAliveTimeoutMs"
 	keyDefaultProvider      = "defaultProvider"
 	keyDefaultModel         = "defaultModel"
 	keyDefaultThinking      = "defaultThinkingLevel"
@@ -105,6 +133,15 @@ const (
 	keyShellPath            = "shellPath"
 	keyHideThinking         = "hideThinkingBlock"
 	keyDoubleEscape         = "doubleEscapeAction"
+	keyMaxTurns             = "maxTurns"
+	keyBashTimeout          = "bashTimeoutSec"
+	keyEnvExclude           = "shellEnvironment.exclude"
+	keyEnvInclude           = "shellEnvironment.include"
+	keyEnvInherit           = "shellEnvironment.inheritSecrets"
+	keyPermMode             = "permissions.mode"
+	keyPermNetwork          = "permissions.network"
+	keyPermDenyRead         = "permissions.denyRead"
+	keyPermAllowWrite       = "permissions.allowWrite"
 )
 
 // Keys that are not plain values.
@@ -126,26 +163,51 @@ const (
 // knownKeys are the settings Prime reads, in the order they are shown,
 // with pi's defaults.
 var knownKeys = [...]keyDef{
-	{keyCompactionEnabled, kindBool, true, "compact automatically when the context fills up", nil},
-	{keyCompactionReserve, kindTokens, 16384, "tokens kept free for the model's reply; compaction starts when the context passes the window minus this", nil},
-	{keyCompactionKeepRecent, kindTokens, 20000, "tokens of recent conversation kept word for word", nil},
-	{keyCompactionModel, kindModel, nil, "the model that writes summaries (default: the session's model)", nil},
-	{keyBackground, kindBool, true, "write the summary in the background before the context fills up, so a compaction does not make you wait", nil},
-	{keyBackgroundThreshold, kindPercent, 80, "where the background summary starts: this percentage of the point where compaction starts", nil},
-	{keyBranchReserve, kindTokens, 16384, "tokens kept free when summarizing a branch you leave", nil},
-	{keyBranchSkipPrompt, kindBool, false, "leave a branch without asking whether to summarize it", nil},
-	{keyRetryEnabled, kindBool, true, "retry failed model requests", nil},
-	{keyRetryMaxRetries, kindCount, 3, "how many times to retry", nil},
-	{keyRetryBaseDelay, kindMillis, 2000, "the first retry's delay; each retry doubles it", nil},
-	{keyRetryMaxDelay, kindMillis, 60000, "the longest delay between retries", nil},
-	{keyDefaultProvider, kindString, nil, "the provider of the model to converse with (with defaultModel)", nil},
-	{keyDefaultModel, kindString, nil, "the model to converse with, by id (or provider/id)", nil},
-	{keyDefaultThinking, kindEnum, nil, "the thinking level of a new session", []string{"off", "minimal", "low", "medium", "high", "xhigh"}},
-	{keySteeringMode, kindEnum, "one-at-a-time", "how many queued steering messages are delivered at once", []string{"one-at-a-time", "all"}},
-	{keyFollowUpMode, kindEnum, "one-at-a-time", "how many queued follow-up messages are delivered at once", []string{"one-at-a-time", "all"}},
-	{keyShellPath, kindString, nil, "the shell the bash tool runs commands with (default /bin/bash)", nil},
-	{keyHideThinking, kindBool, false, "show the model's thinking folded in the terminal UI", nil},
-	{keyDoubleEscape, kindEnum, "tree", "what Escape twice on an empty editor opens", []string{"tree", "fork", "none"}},
+	{keyCompactionEnabled, kindBool, true, "compact automatically when the context fills up", nil, anyProject},
+	{keyCompactionReserve, kindTokens, 16384, "tokens kept free for the model's reply; compaction starts when the context passes the window minus this", nil, anyProject},
+	{keyCompactionKeepRecent, kindTokens, 20000, "tokens of recent conversation kept word for word", nil, anyProject},
+	{keyCompactionModel, kindModel, nil, "the model that writes summaries (default: the session's model)", nil, anyProject},
+	{keyBackground, kindBool, true, "write the summary in the background before the context fills up, so a compaction does not make you wait", nil, anyProject},
+	{keyBackgroundThreshold, kindPercent, 80, "where the background summary starts: this percentage of the point where compaction starts", nil, anyProject},
+	{keyBranchReserve, kindTokens, 16384, "tokens kept free when summarizing a branch you leave", nil, anyProject},
+	{keyBranchSkipPrompt, kindBool, false, "leave a branch without asking whether to summarize it", nil, anyProject},
+	{keyRetryEnabled, kindBool, true, "retry failed model requests", nil, anyProject},
+	{keyRetryMaxRetries, kindCount, 3, "how many times to retry", nil, anyProject},
+	{keyRetryBaseDelay, kindMillis, 2000, "the first retry's delay; each retry doubles it", nil, anyProject},
+	{keyRetryMaxDelay, kindMillis, 60000, "the longest delay between retries", nil, anyProject},
+	{keyStreamIdle, kindMillis, 300000, "how long a model's server may send nothing before the request fails and is retried (0: no limit)", nil, anyProject},
+	{keyStreamKeepAlive, kindMillis, 1800000, "how long a model's server may send only keep-alives, no reply, before the request fails and is retried (0: no limit)", nil, anyProject},
+	{keyDefaultProvider, kindString, nil, "the provider of the model to converse with (with defaultModel)", nil, anyProject},
+	{keyDefaultModel, kindString, nil, "the model to converse with, by id (or provider/id)", nil, anyProject},
+	{keyDefaultThinking, kindEnum, nil, "the thinking level of a new session", []string{"off", "minimal", "low", "medium", "high", "xhigh"}, anyProject},
+	{keySteeringMode, kindEnum, "one-at-a-time", "how many queued steering messages are delivered at once", []string{"one-at-a-time", "all"}, anyProject},
+	{keyFollowUpMode, kindEnum, "one-at-a-time", "how many queued follow-up messages are delivered at once", []string{"one-at-a-time", "all"}, anyProject},
+	{keyShellPath, kindString, nil, "the shell the bash tool runs commands with (default /bin/bash)", nil, trustedProject},
+	{keyHideThinking, kindBool, false, "show the model's thinking folded in the terminal UI", nil, anyProject},
+	{keyDoubleEscape, kindEnum, "tree", "what Escape twice on an empty editor opens", []string{"tree", "fork", "none"}, anyProject},
+	{keyMaxTurns, kindCount, 0, "the most turns the model may take for one prompt before the run stops (0: no limit)", nil, anyProject},
+	{keyBashTimeout, kindCount, 0, "seconds after which a bash tool call that names no timeout is killed (0: none, as pi)", nil, anyProject},
+	{keyEnvExclude, kindString, nil, "more variables (names or globs, comma-separated) kept out of commands' environment, besides API keys, tokens, secrets, passwords and AWS_*", nil, anyProject},
+	{keyEnvInclude, kindString, nil, "variables (names or globs, comma-separated) commands inherit even though they look like secrets", nil, trustedProject},
+	{keyEnvInherit, kindBool, false, "let commands inherit every variable, secrets included", nil, trustedProject},
+	{keyPermMode, kindEnum, "sandbox", "how tools run: full (unconfined, as pi), ask (every bash, write and edit asks), sandbox (bash confined: writes only in the project and temp dirs, no network, secrets unreadable; anything beyond asks) or read-only (no file changes)", []string{"full", "ask", "sandbox", "read-only"}, tighterProject},
+	{keyPermNetwork, kindBool, false, "let sandboxed commands use the network", nil, trustedProject},
+	{keyPermDenyRead, kindString, nil, "more paths (comma-separated, ~ for home) sandboxed commands may not read, besides ~/.ssh, ~/.aws, ~/.gnupg, ~/.config/gcloud and the agent's auth file", nil, anyProject},
+	{keyPermAllowWrite, kindString, nil, "more directories (comma-separated, ~ for home) sandboxed commands may write in, besides the project and temp dirs", nil, trustedProject},
+}
+
+// structuredKeys are the keys that are not plain values, with the same
+// choice as every row of knownKeys.
+var structuredKeys = [...]struct {
+	name    string
+	project projectRule
+}{
+	{modelOverridesKeyPrefix, anyProject},
+	// The hook runner enforces this one itself, since it reports each hook
+	// it skips and why (see hook.SkipUntrusted).
+	{hooksKey, trustedProject},
+	// Read from the global file only: a project cannot trust itself.
+	{trustedProjectsKey, trustedProject},
 }
 
 // overrideFields are the fields of a per-model override (token counts).
@@ -169,6 +231,10 @@ type KeyInfo struct {
 	Default any
 	// Summary says what the setting does, in one line.
 	Summary string
+	// NeedsTrust means the setting can run code or send data elsewhere, so
+	// a project's settings file sets it only once the user has trusted the
+	// project (prime trust).
+	NeedsTrust bool
 }
 
 // Keys lists the settings Prime knows, in display order. The per-model
@@ -177,7 +243,7 @@ type KeyInfo struct {
 func Keys() []KeyInfo {
 	out := make([]KeyInfo, len(knownKeys))
 	for i, d := range knownKeys {
-		out[i] = KeyInfo{Name: d.name, Default: d.def, Summary: d.summary}
+		out[i] = KeyInfo{Name: d.name, Default: d.def, Summary: d.summary, NeedsTrust: d.project == trustedProject}
 	}
 	return out
 }

@@ -4,12 +4,17 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 
 	"github.com/prime-agent/prime/internal/jsonedit"
+	"github.com/prime-agent/prime/internal/smallfile"
 )
+
+// maxFileSize bounds a settings file: a repository's settings.json that is
+// a link to /dev/zero or a FIFO must neither fill Prime's memory nor hang
+// it, and no real settings file comes near this.
+const maxFileSize = 4 << 20
 
 // layer is what one scope (a file, or the flags) contributes: only the
 // values that passed validation; invalid ones are left out, so the key
@@ -17,6 +22,9 @@ import (
 type layer struct {
 	scope Scope
 	file  string
+	// unused are the keys the file sets that Prime does not read
+	// (unused.go).
+	unused []Problem
 	// plain holds the known keys this scope sets, by name.
 	plain map[string]setting
 	// overrides is this scope's compaction.modelOverrides, or nil when it
@@ -25,12 +33,17 @@ type layer struct {
 	overrides *modelOverrides
 	hooks     []Hook
 	trusted   []string
+	rules     permRules
+	// resources are the skills and prompts lists (resources.go).
+	resources map[string][]ResourcePath
 }
 
 // setting is one resolved value and where it came from.
 type setting struct {
 	value any
 	src   Source
+	// line and col place the value in its file (0 for defaults and flags).
+	line, col int
 }
 
 // modelOverrides is one scope's compaction.modelOverrides map.
@@ -44,13 +57,20 @@ type modelOverrides struct {
 // layer. A file that cannot be read or parsed, or that does not hold an
 // object, is reported as a broken-file problem and contributes nothing.
 func readLayer(scope Scope, file string) (*layer, []Problem) {
-	src, err := os.ReadFile(file)
+	src, err := smallfile.Read(file, maxFileSize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &layer{scope: scope, file: file, plain: map[string]setting{}}, nil
+	}
+	if why := smallfile.Why(err); why != "" {
+		return &layer{scope: scope, file: file, plain: map[string]setting{}},
+			[]Problem{{Scope: scope, File: file, Msg: "cannot be read: " + why, Broken: true}}
 	}
 	if err != nil {
 		return &layer{scope: scope, file: file, plain: map[string]setting{}},
 			[]Problem{{Scope: scope, File: file, Msg: "cannot be read: " + unwrapPath(err).Error(), Broken: true}}
+	}
+	if p, unsafe := unsafeFile(scope, file); unsafe {
+		return &layer{scope: scope, file: file, plain: map[string]setting{}}, []Problem{p}
 	}
 	return parseLayer(scope, file, src)
 }
@@ -141,11 +161,15 @@ func (r *reader) read() {
 			r.problem(n, d.name, msg)
 			continue
 		}
-		r.l.plain[d.name] = setting{value: v, src: r.src(d.name)}
+		line, col := r.doc.Position(n.Start)
+		r.l.plain[d.name] = setting{value: v, src: r.src(d.name), line: line, col: col}
 	}
 	r.readOverrides(sections["compaction"])
 	r.readHooks(root.Get(hooksKey))
+	r.readRules(sections[permSection])
+	r.readResources(root)
 	r.readTrusted(root.Get(trustedProjectsKey))
+	r.readUnused()
 }
 
 func (r *reader) readOverrides(compaction *jsonedit.Node) {

@@ -6,41 +6,37 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/prime-agent/prime/internal/agentdir"
 )
 
 // AgentDirEnv is the environment variable that moves Prime's agent
 // directory (pi's is PI_CODING_AGENT_DIR).
-const AgentDirEnv = "PRIME_CODING_AGENT_DIR"
+const AgentDirEnv = agentdir.Env
 
 // DefaultAgentDir returns Prime's agent directory: $PRIME_CODING_AGENT_DIR
 // when set (a leading ~ is the home directory), else ~/.prime/agent. The
 // home directory is $HOME, or the system's idea of it when HOME is unset.
 func DefaultAgentDir(getenv func(string) string) (string, error) {
-	home := func() (string, error) {
-		if h := getenv("HOME"); h != "" {
-			return h, nil
-		}
-		h, err := os.UserHomeDir()
-		if err != nil {
-			return "", fmt.Errorf("settings: no home directory for the agent directory (set HOME or %s): %w", AgentDirEnv, err)
-		}
-		return h, nil
+	return agentdir.Find(getenv)
+}
+
+// SessionsDir returns the directory holding the sessions started in cwd:
+// agentDir/sessions/--<cwd encoded>--. cwd should be absolute.
+func SessionsDir(agentDir, cwd string) string {
+	return filepath.Join(agentDir, "sessions", EncodeCWD(cwd))
+}
+
+// EncodeCWD turns a working directory into the name of its sessions
+// directory, as pi does: one leading slash or backslash dropped, every
+// other slash, backslash and colon replaced by '-', and the result wrapped
+// in "--". /home/ann/proj gives --home-ann-proj--; C:\a\b gives --C--a-b--.
+func EncodeCWD(cwd string) string {
+	cwd = strings.TrimPrefix(cwd, "/")
+	if len(cwd) == len(strings.TrimPrefix(cwd, `\`))+1 {
+		cwd = cwd[1:]
 	}
-	if dir := getenv(AgentDirEnv); dir != "" {
-		if dir == "~" || strings.HasPrefix(dir, "~/") {
-			h, err := home()
-			if err != nil {
-				return "", err
-			}
-			dir = filepath.Join(h, dir[1:])
-		}
-		return filepath.Abs(dir)
-	}
-	h, err := home()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(h, ".prime", "agent"), nil
+	return "--" + strings.NewReplacer("/", "-", `\`, "-", ":", "-").Replace(cwd) + "--"
 }
 
 // FindProject returns the project directory for a command started in dir:
@@ -52,7 +48,7 @@ func DefaultAgentDir(getenv func(string) string) (string, error) {
 func FindProject(dir, agentDir string) (string, error) {
 	start, err := filepath.Abs(dir)
 	if err != nil {
-		return "", fmt.Errorf("settings: %w", err)
+		return "", err
 	}
 	for d := start; ; {
 		cand := filepath.Join(d, projectSubdir)

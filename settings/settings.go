@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -83,6 +84,10 @@ type Problem struct {
 	// not parse, or does not hold an object), and Prime refuses to write to
 	// it until it is fixed.
 	Broken bool
+	// Unsafe means the file as a whole is ignored because another user
+	// could change it (it, or a directory above it, is writable by others
+	// or owned by someone else).
+	Unsafe bool
 }
 
 func (p Problem) Error() string {
@@ -130,6 +135,12 @@ type Options struct {
 	// ProjectDir is the project whose .prime/agent/settings.json applies.
 	// Empty means no project settings. See [FindProject].
 	ProjectDir string
+	// WorkDir is the directory the command started in, when ProjectDir was
+	// found from it. A project found above it that is neither inside Home
+	// nor inside WorkDir's git repository applies only once trusted.
+	WorkDir string
+	// Home is the user's home directory; empty means the system's idea.
+	Home string
 }
 
 // Where the settings files are, inside the agent and project directories.
@@ -151,6 +162,10 @@ type Settings struct {
 	project     *layer
 	flag        *layer
 	problems    []Problem
+	// ignored are the values files set that do not apply (see applyTrust).
+	ignored []Ignored
+	// opts are the options Load was given, for reloading after a write.
+	opts Options
 }
 
 // Load reads the global and project settings files. Problems in them (a
@@ -162,7 +177,7 @@ func Load(ctx context.Context, opts Options) (*Settings, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	s := &Settings{}
+	s := &Settings{opts: opts}
 	dir := opts.AgentDir
 	if dir == "" {
 		var err error
@@ -172,7 +187,7 @@ func Load(ctx context.Context, opts Options) (*Settings, error) {
 	}
 	dir, err := filepath.Abs(dir)
 	if err != nil {
-		return nil, fmt.Errorf("settings: agent directory: %w", err)
+		return nil, fmt.Errorf("agent directory: %w", err)
 	}
 	s.agentDir = dir
 	s.globalFile = filepath.Join(dir, fileName)
@@ -181,7 +196,7 @@ func Load(ctx context.Context, opts Options) (*Settings, error) {
 	s.problems = append(s.problems, probs...)
 	if opts.ProjectDir != "" {
 		if s.projectDir, err = filepath.Abs(opts.ProjectDir); err != nil {
-			return nil, fmt.Errorf("settings: project directory: %w", err)
+			return nil, fmt.Errorf("project directory: %w", err)
 		}
 		// In the home directory, the project's .prime/agent is the agent
 		// directory itself: one file, read once, as global.
@@ -189,6 +204,7 @@ func Load(ctx context.Context, opts Options) (*Settings, error) {
 			s.projectFile = filepath.Join(pdir, fileName)
 			s.project, probs = readLayer(Project, s.projectFile)
 			s.problems = append(s.problems, probs...)
+			s.applyTrust(opts)
 		}
 	}
 	return s, nil
@@ -298,6 +314,11 @@ type ConversationSettings struct {
 	SteeringMode, FollowUpMode string
 	// ShellPath is the shell the bash tool runs; empty means the default.
 	ShellPath string
+	// MaxTurns is the most turns of one prompt's run; 0 means no limit.
+	MaxTurns int
+	// BashTimeoutSec is the bash tool's timeout for calls that name none;
+	// 0 means none.
+	BashTimeoutSec int
 }
 
 // Conversation returns the conversation settings.
@@ -309,6 +330,32 @@ func (s *Settings) Conversation() ConversationSettings {
 		SteeringMode:         s.text(keySteeringMode),
 		FollowUpMode:         s.text(keyFollowUpMode),
 		ShellPath:            s.text(keyShellPath),
+		MaxTurns:             s.integer(keyMaxTurns),
+		BashTimeoutSec:       s.integer(keyBashTimeout),
+	}
+}
+
+// PermissionSettings say what the tools' processes may reach.
+type PermissionSettings struct {
+	// Mode is "full" (unconfined, as pi), "ask", "sandbox" or "read-only".
+	Mode string
+	// Network lets sandboxed commands use the network.
+	Network bool
+	// DenyRead and AllowWrite are more paths than the sandbox's own.
+	DenyRead, AllowWrite string
+	// EnvExclude and EnvInclude are the lists of variables (globs) kept
+	// out of commands' environment or kept in it; EnvInherit keeps all.
+	EnvExclude, EnvInclude string
+	EnvInherit             bool
+}
+
+// Permissions returns the permission settings (permissions.*,
+// shellEnvironment.*).
+func (s *Settings) Permissions() PermissionSettings {
+	return PermissionSettings{
+		Mode: s.text(keyPermMode), Network: s.boolean(keyPermNetwork),
+		DenyRead: s.text(keyPermDenyRead), AllowWrite: s.text(keyPermAllowWrite),
+		EnvExclude: s.text(keyEnvExclude), EnvInclude: s.text(keyEnvInclude), EnvInherit: s.boolean(keyEnvInherit),
 	}
 }
 
@@ -398,6 +445,10 @@ type RetrySettings struct {
 	// BaseDelayMs is the first retry's delay; each retry doubles it, up to
 	// MaxDelayMs.
 	BaseDelayMs, MaxDelayMs int
+	// StreamIdleTimeoutMs is how long a server may send nothing, and
+	// StreamKeepAliveTimeoutMs how long it may send only keep-alives,
+	// before a request fails as a broken connection; 0 means no limit.
+	StreamIdleTimeoutMs, StreamKeepAliveTimeoutMs int
 }
 
 // Retry returns the retry settings.
@@ -407,7 +458,22 @@ func (s *Settings) Retry() RetrySettings {
 		MaxRetries:  s.integer(keyRetryMaxRetries),
 		BaseDelayMs: s.integer(keyRetryBaseDelay),
 		MaxDelayMs:  s.integer(keyRetryMaxDelay),
+
+		StreamIdleTimeoutMs:      s.integer(keyStreamIdle),
+		StreamKeepAliveTimeoutMs: s.integer(keyStreamKeepAlive),
 	}
+}
+
+// StreamBounds are the stream bounds the retry settings give, for
+// [llm.StreamBounds]: 0 (no limit) becomes a negative duration.
+func (r RetrySettings) StreamBounds() (idle, keepAlive time.Duration) {
+	d := func(ms int) time.Duration {
+		if ms == 0 {
+			return -1
+		}
+		return time.Duration(ms) * time.Millisecond
+	}
+	return d(r.StreamIdleTimeoutMs), d(r.StreamKeepAliveTimeoutMs)
 }
 
 // Hooks returns the command hooks the settings declare: the global file's
@@ -462,6 +528,9 @@ type Value struct {
 	// is not set.
 	Value  any
 	Source Source
+	// Ignored is a value a file sets for this key that does not apply
+	// (an untrusted project's shellPath), or nil.
+	Ignored *Ignored
 }
 
 // Values lists every known setting's effective value and where it came
@@ -480,7 +549,7 @@ func (s *Settings) Values(model string) []Value {
 		default:
 			v = s.lookup(d.name)
 		}
-		vs = append(vs, Value{Key: d.name, Value: v.value, Source: v.src})
+		vs = append(vs, Value{Key: d.name, Value: v.value, Source: v.src, Ignored: s.ignoredValue(d.name)})
 	}
 	if ov := s.overrides(); ov != nil {
 		for _, m := range ov.models {
@@ -525,4 +594,16 @@ func unquote(raw []byte, s *string) error {
 	b, err := jsontext.AppendUnquote(nil, raw)
 	*s = string(b)
 	return err
+}
+
+// Reload reads s's files again (the same agent and project directories)
+// and keeps its run-time flags: the settings as they are now on disk.
+func (s *Settings) Reload(ctx context.Context) (*Settings, error) {
+	cur := s.get()
+	if cur.agentDir == "" {
+		return cur, nil // defaults, no files
+	}
+	// reload keeps every option s was loaded with (the working directory
+	// and home that decide which ancestor settings apply, among them).
+	return cur.reload(ctx)
 }

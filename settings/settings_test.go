@@ -83,7 +83,8 @@ func TestDefaults(t *testing.T) {
 		if got, want := s.BranchSummary(), (BranchSummarySettings{ReserveTokens: 16384}); got != want {
 			t.Errorf("%s: BranchSummary = %+v, want %+v", name, got, want)
 		}
-		if got, want := s.Retry(), (RetrySettings{Enabled: true, MaxRetries: 3, BaseDelayMs: 2000, MaxDelayMs: 60000}); got != want {
+		if got, want := s.Retry(), (RetrySettings{Enabled: true, MaxRetries: 3, BaseDelayMs: 2000, MaxDelayMs: 60000,
+			StreamIdleTimeoutMs: 300000, StreamKeepAliveTimeoutMs: 1800000}); got != want {
 			t.Errorf("%s: Retry = %+v, want %+v", name, got, want)
 		}
 		if s.SummaryModel() != "" || len(s.Hooks()) != 0 || len(s.Problems()) != 0 || s.Trusted("/") {
@@ -567,8 +568,11 @@ func TestKeys(t *testing.T) {
 		"compaction.enabled", "compaction.reserveTokens", "compaction.keepRecentTokens", "compaction.model",
 		"compaction.background", "compaction.backgroundThreshold", "branchSummary.reserveTokens", "branchSummary.skipPrompt",
 		"retry.enabled", "retry.maxRetries", "retry.baseDelayMs", "retry.maxDelayMs",
+		"retry.streamIdleTimeoutMs", "retry.streamKeepAliveTimeoutMs",
 		"defaultProvider", "defaultModel", "defaultThinkingLevel", "steeringMode", "followUpMode", "shellPath",
-		"hideThinkingBlock", "doubleEscapeAction",
+		"hideThinkingBlock", "doubleEscapeAction", "maxTurns", "bashTimeoutSec",
+		"shellEnvironment.exclude", "shellEnvironment.include", "shellEnvironment.inheritSecrets",
+		"permissions.mode", "permissions.network", "permissions.denyRead", "permissions.allowWrite",
 	}
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Errorf("Keys mismatch (-want +got):\n%s", diff)
@@ -694,5 +698,45 @@ func TestTopLevelKeys(t *testing.T) {
 	}
 	if _, err := st.Set(t.Context(), Global, "doubleEscapeAction", "fork"); err != nil {
 		t.Error(err)
+	}
+}
+
+func TestResources(t *testing.T) {
+	home := t.TempDir()
+	agentDir, project := filepath.Join(home, ".prime", "agent"), filepath.Join(home, "src", "app")
+	writeFile := func(path, text string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFile(filepath.Join(agentDir, "settings.json"), `{"skills": ["my-skills", "~/shared/skills", "/abs/skill.md", "+plus", "!*.tmp", 3], "prompts": "nope"}`)
+	writeFile(filepath.Join(project, ".prime", "agent", "settings.json"), `{"prompts": ["team-prompts"]}`)
+	s, err := Load(context.Background(), Options{AgentDir: agentDir, ProjectDir: project, WorkDir: project, Home: home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var skills []string
+	for _, p := range s.Resources(SkillsKey) {
+		skills = append(skills, p.Resolve("/home/me"))
+	}
+	want := []string{filepath.Join(agentDir, "my-skills"), "/home/me/shared/skills", "/abs/skill.md", filepath.Join(agentDir, "plus")}
+	if !slices.Equal(skills, want) {
+		t.Errorf("skills %v, want %v", skills, want)
+	}
+	prompts := s.Resources(PromptsKey)
+	if len(prompts) != 1 || prompts[0].Resolve("") != filepath.Join(project, ".prime", "agent", "team-prompts") || prompts[0].Source.Scope != Project {
+		t.Errorf("prompts %+v", prompts)
+	}
+	var probs []string
+	for _, p := range s.Problems() {
+		probs = append(probs, p.Key+": "+p.Msg)
+	}
+	wantProbs := []string{`skills[4]: "!*.tmp": exclusions (!pattern, -path) are not supported; ignored`, "skills[5]: 3 is not a path", `prompts: "nope" is a string; want a list of paths`}
+	if !slices.Equal(probs, wantProbs) {
+		t.Errorf("problems:\n%s\nwant:\n%s", strings.Join(probs, "\n"), strings.Join(wantProbs, "\n"))
 	}
 }

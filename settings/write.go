@@ -12,8 +12,10 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/prime-agent/prime/internal/atomicfile"
 	"github.com/prime-agent/prime/internal/jsonedit"
 	"github.com/prime-agent/prime/internal/lockdir"
+	"github.com/prime-agent/prime/internal/smallfile"
 )
 
 // ErrBrokenFile reports a write refused because the settings file cannot
@@ -34,7 +36,7 @@ func (e *invalidError) Is(target error) bool { return target == ErrInvalid }
 
 // invalid wraps a message about bad input as ErrInvalid.
 func invalid(format string, args ...any) error {
-	return fmt.Errorf("settings: %w", &invalidError{fmt.Errorf(format, args...)})
+	return &invalidError{fmt.Errorf(format, args...)}
 }
 
 // lockWait bounds the wait for another writer's lock. A stale lock (its
@@ -223,18 +225,20 @@ func (s *Settings) file(scope Scope) (string, error) {
 	case scope == Project && s.projectFile != "":
 		return s.projectFile, nil
 	case scope == Project && s.projectDir != "":
-		return "", fmt.Errorf("settings: %s has no project settings of its own: its %s is the agent directory", s.projectDir, projectSubdir)
+		return "", fmt.Errorf("%s has no project settings of its own: its %s is the agent directory", s.projectDir, projectSubdir)
 	case scope == Project:
-		return "", errors.New("settings: no project directory")
+		return "", errors.New("no project directory")
 	case scope == Global:
-		return "", errors.New("settings: these settings were not loaded from files")
+		return "", errors.New("these settings were not loaded from files")
 	}
-	return "", fmt.Errorf("settings: cannot write %s settings to a file", scope)
+	return "", fmt.Errorf("cannot write %s settings to a file", scope)
 }
 
 // reload reads the files again after a write, keeping the run-time flags.
 func (s *Settings) reload(ctx context.Context) (*Settings, error) {
-	ns, err := Load(ctx, Options{AgentDir: s.agentDir, ProjectDir: s.projectDir})
+	opts := s.opts
+	opts.AgentDir, opts.ProjectDir = s.agentDir, s.projectDir
+	ns, err := Load(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -248,20 +252,20 @@ func (s *Settings) reload(ctx context.Context) (*Settings, error) {
 func editFile(ctx context.Context, file string, change func(*jsonedit.Doc) ([]byte, error)) (err error) {
 	target, err := writeTarget(file)
 	if err != nil {
-		return fmt.Errorf("settings: not writing %s: %w", file, err)
+		return fmt.Errorf("not writing %s: %w", file, err)
 	}
 	if _, err := os.Stat(filepath.Dir(file)); errors.Is(err, fs.ErrNotExist) {
 		// Nothing to lock yet. Create the directory only for a real change.
 		empty, _ := jsonedit.Parse(nil)
 		out, err := change(empty)
 		if err != nil {
-			return fmt.Errorf("settings: %s: %w", file, err)
+			return fmt.Errorf("%s: %w", file, err)
 		}
 		if len(out) == 0 {
 			return nil
 		}
 		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-			return fmt.Errorf("settings: %w", err)
+			return err
 		}
 	}
 
@@ -271,81 +275,39 @@ func editFile(ctx context.Context, file string, change func(*jsonedit.Doc) ([]by
 	if err != nil {
 		if errors.Is(err, lockdir.ErrLocked) && ctx.Err() == nil {
 			dir, _ := lockdir.Path(file)
-			return fmt.Errorf("settings: cannot write %s: another process has held its lock %s for %v; if no pi or prime is running, remove that directory", file, dir, lockWait)
+			return fmt.Errorf("cannot write %s: another process has held its lock %s for %v; if no pi or prime is running, remove that directory", file, dir, lockWait)
 		}
-		return fmt.Errorf("settings: cannot write %s: %w", file, err)
+		return fmt.Errorf("cannot write %s: %w", file, err)
 	}
 	defer func() {
 		if rerr := lk.Release(); rerr != nil && err == nil {
-			err = fmt.Errorf("settings: wrote %s, but %w; another writer may have written it meanwhile", file, rerr)
+			err = fmt.Errorf("wrote %s, but %w; another writer may have written it meanwhile", file, rerr)
 		}
 	}()
 
-	src, err := os.ReadFile(target)
+	src, err := smallfile.Read(target, maxFileSize)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("settings: not writing %s, %w: cannot read it: %v", file, ErrBrokenFile, unwrapPath(err))
+		return fmt.Errorf("not writing %s, %w: cannot read it: %v", file, ErrBrokenFile, unwrapPath(err))
 	}
 	doc, err := jsonedit.Parse(src)
 	if err != nil {
-		return fmt.Errorf("settings: not writing %s, %w: %v; fix it by hand first", file, ErrBrokenFile, err)
+		return fmt.Errorf("not writing %s, %w: %v; fix it by hand first", file, ErrBrokenFile, err)
 	}
 	if doc.Root != nil && doc.Root.Kind != '{' {
-		return fmt.Errorf("settings: not writing %s, %w: it holds %s, not an object; fix it by hand first", file, ErrBrokenFile, jsonedit.KindName(doc.Root.Kind))
+		return fmt.Errorf("not writing %s, %w: it holds %s, not an object; fix it by hand first", file, ErrBrokenFile, jsonedit.KindName(doc.Root.Kind))
 	}
 	out, err := change(doc)
 	if err != nil {
-		return fmt.Errorf("settings: not writing %s: %w", file, err)
+		return fmt.Errorf("not writing %s: %w", file, err)
 	}
 	if bytes.Equal(out, src) {
 		return nil
 	}
 	if err := lk.Err(); err != nil {
-		return fmt.Errorf("settings: not writing %s: %w", file, err)
+		return fmt.Errorf("not writing %s: %w", file, err)
 	}
-	if err := writeFileAtomic(target, out); err != nil {
-		return fmt.Errorf("settings: writing %s: %w", file, err)
-	}
-	return nil
-}
-
-// writeFileAtomic replaces path with data so that a reader sees the old
-// file or the new one, never a mix, even after a crash: temporary file in
-// the same directory, fsync, rename, fsync of the directory. The file keeps
-// its permissions (a new one gets 0644).
-func writeFileAtomic(path string, data []byte) (err error) {
-	perm := fs.FileMode(0o644)
-	if fi, err := os.Stat(path); err == nil {
-		perm = fi.Mode().Perm()
-	}
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return err
-	}
-	if err = f.Chmod(perm); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(f.Name(), path); err != nil {
-		return err
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync() // best effort: makes the rename itself durable
-		d.Close()
+	if err := atomicfile.Replace(target, out, 0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", file, err)
 	}
 	return nil
 }

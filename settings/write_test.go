@@ -232,8 +232,8 @@ func TestSetRefuses(t *testing.T) {
 		}
 		// Bad input is ErrInvalid; the last case is a file it will not touch.
 		invalid := tc != [2]string{"compaction.enabled", "true"}
-		if errors.Is(err, ErrInvalid) != invalid || !strings.HasPrefix(err.Error(), "settings: ") {
-			t.Errorf("Set(%s, %q) = %v: want a settings error, ErrInvalid %v", tc[0], tc[1], err, invalid)
+		if errors.Is(err, ErrInvalid) != invalid || strings.HasPrefix(err.Error(), "settings: ") {
+			t.Errorf("Set(%s, %q) = %v: want no package prefix, ErrInvalid %v", tc[0], tc[1], err, invalid)
 		}
 	}
 	if _, err := s.Set(ctx, Global, "compaction.enabled", "true"); !errors.Is(err, jsonedit.ErrNotObject) || !strings.Contains(err.Error(), "compaction is a number, not an object") {
@@ -477,5 +477,42 @@ func TestLockTimeoutMessage(t *testing.T) {
 	}
 	if readFile(t, file) != piSettings {
 		t.Error("file changed without the lock")
+	}
+}
+
+// A write replaces the file rather than rewriting it in place: a reader
+// that opened it before keeps the old text whole, a hard link to it keeps
+// the old file, and no temporary file is left in the directory.
+func TestWriteReplacesAtomically(t *testing.T) {
+	agent, _ := dirs(t, `{"a": 1}`, "")
+	s, _ := Load(context.Background(), Options{AgentDir: agent})
+	file := s.GlobalFile()
+	old, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	link := filepath.Join(t.TempDir(), "link.json")
+	if err := os.Link(file, link); err != nil {
+		t.Skipf("no hard links here: %v", err)
+	}
+	if _, err := s.Set(context.Background(), Global, "retry.enabled", "false"); err != nil {
+		t.Fatal(err)
+	}
+	seen, err := io.ReadAll(old)
+	if err != nil || string(seen) != `{"a": 1}` {
+		t.Errorf("a reader of the old file saw %q, %v", seen, err)
+	}
+	if got := readFile(t, link); got != `{"a": 1}` {
+		t.Errorf("the hard link saw %q: the file was rewritten in place", got)
+	}
+	if got := readFile(t, file); got != `{"a": 1, "retry": {"enabled": false}}` {
+		t.Errorf("file = %q", got)
+	}
+	entries, _ := os.ReadDir(filepath.Dir(file))
+	for _, e := range entries {
+		if strings.Contains(e.Name(), ".tmp") {
+			t.Errorf("temporary file left: %s", e.Name())
+		}
 	}
 }

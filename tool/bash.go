@@ -16,6 +16,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/prime-agent/prime/llm"
+	"github.com/prime-agent/prime/permission"
 )
 
 type bashTool struct{ env Env }
@@ -77,6 +78,10 @@ func (t *bashTool) Run(ctx context.Context, call Call) (Result, error) {
 			return Result{}, fmt.Errorf("timeout must be at most %s seconds, not %s", formatSeconds(maxTimeout), formatSeconds(s))
 		}
 		timeout = time.Duration(s * float64(time.Second))
+	} else if t.env.Timeout > 0 {
+		timeout = t.env.Timeout
+		s := t.env.Timeout.Seconds()
+		a.Timeout = &s
 	}
 	if err := aborted(ctx); err != nil {
 		return Result{}, err
@@ -87,13 +92,35 @@ func (t *bashTool) Run(ctx context.Context, call Call) (Result, error) {
 	if st, err := os.Stat(t.env.CWD); err != nil || !st.IsDir() {
 		return Result{}, fmt.Errorf("the working directory %s no longer exists, so no command can run in it", t.env.CWD)
 	}
-	env := os.Environ()
-	if t.env.Environ != nil {
-		env = append(env, t.env.Environ()...)
+	env := t.env.environ()
+	sandbox := t.env.confined(ctx).Sandbox
+	run := &bashRun{out: output{tempDir: t.env.tempDir()}, update: call.Update, procs: t.env.Procs, sandbox: sandbox}
+	var before permission.Protected
+	if sandbox != nil && sandbox.Project != "" {
+		before = permission.ProjectProtected(sandbox.Project)
 	}
-	run := &bashRun{out: output{tempDir: t.env.TempDir}, update: call.Update}
-	return run.run(ctx, t.env.shell(), a.Command, t.env.CWD, env, timeout, a.Timeout)
+	res, err := run.run(ctx, t.env.shell(), a.Command, t.env.CWD, env, timeout, a.Timeout)
+	if err == nil && res.IsError && sandbox != nil {
+		// Tell the model when the sandbox, not the command, is why it failed.
+		if note := sandbox.Explain(llm.TextOf(res.Content)); note != "" {
+			res.Content = []llm.Content{llm.Text{Text: joinBlock(llm.TextOf(res.Content), note)}}
+		}
+	}
+	if err == nil && sandbox != nil && sandbox.Project != "" {
+		if planted := permission.Planted(before, permission.ProjectProtected(sandbox.Project)); len(planted) > 0 {
+			res.Content = []llm.Content{llm.Text{Text: joinBlock(llm.TextOf(res.Content), fmt.Sprintf(textPlanted, strings.Join(planted, ", ")))}}
+		}
+	}
+	return res, err
 }
+
+// textPlanted warns of what a confined command made that runs later
+// outside the sandbox and that the sandbox could not protect, not being
+// there when the command started.
+const textPlanted = "Warning: this command made %s, which git or Prime use outside the sandbox (git follows a commondir or " +
+	"config.worktree to other configuration and hooks, runs hooks with the user's rights, and runs git with a submodule's own " +
+	"configuration, which its .git file names, at every git status; Prime reads .prime at the next prompt). " +
+	"The sandbox makes these read-only only once they exist. The user should check them."
 
 // shell returns the shell to run commands with.
 func (e Env) shell() string {
@@ -111,30 +138,69 @@ func (e Env) shell() string {
 
 // bashRun is one command's run: its output and its partial results.
 type bashRun struct {
-	out    output
-	update func(Result)
+	out   output
+	procs *Procs // nil: the command's process group only
+	// sandbox, when set, confines the command (see [Env].Sandbox).
+	sandbox *permission.Sandbox
+	update  func(Result)
 	// chunk, when set, is told each piece of output as it is read.
 	chunk      func([]byte)
 	lastUpdate time.Time
 	dirty      bool
+	// lingerIdle and lingerMax, when set, replace the package's bounds on
+	// reading after the shell exits (tests use long ones, so that what
+	// they check does not depend on how fast a loaded machine runs).
+	lingerIdle, lingerMax time.Duration
 }
 
-func (r *bashRun) run(ctx context.Context, shell, command, dir string, env []string, timeout time.Duration, timeoutArg *float64) (Result, error) {
+// lingers returns the bounds on reading after the shell has exited.
+func (r *bashRun) lingers() (idle, most time.Duration) {
+	idle, most = lingerIdle, lingerMax
+	if r.lingerIdle > 0 {
+		idle = r.lingerIdle
+	}
+	if r.lingerMax > 0 {
+		most = r.lingerMax
+	}
+	return idle, most
+}
+
+// start starts the command with its output on the pipe it returns, its
+// processes tracked by what start returns too.
+func (r *bashRun) start(shell, command, dir string, env []string) (*exec.Cmd, *os.File, *callProcs, error) {
 	pr, pw, err := os.Pipe()
 	if err != nil {
-		return Result{}, fmt.Errorf("cannot make a pipe for the command's output: %w", err)
+		return nil, nil, nil, fmt.Errorf("cannot make a pipe for the command's output: %w", err)
 	}
+	defer pw.Close()
 	cmd := exec.Command(shell, "-c", command)
 	cmd.Dir, cmd.Env = dir, env
 	// One pipe for both, so the output keeps the order it was written in.
 	cmd.Stdout, cmd.Stderr = pw, pw
-	setProcessGroup(cmd)
-	if err := cmd.Start(); err != nil {
-		pr.Close()
-		pw.Close()
-		return Result{}, fmt.Errorf("cannot start %s: %w", shell, err)
+	if r.sandbox != nil {
+		if err := r.sandbox.Wrap(cmd); err != nil {
+			pr.Close()
+			return nil, nil, nil, fmt.Errorf("cannot confine the command: %w", err)
+		}
 	}
-	pw.Close()
+	calls := r.procs.prepare(cmd)
+	if r.sandbox != nil {
+		r.sandbox.Isolate(cmd.SysProcAttr)
+	}
+	if err := calls.start(cmd); err != nil {
+		pr.Close()
+		calls.done()
+		return nil, nil, nil, fmt.Errorf("cannot start %s: %w", shell, err)
+	}
+	return cmd, pr, calls, nil
+}
+
+func (r *bashRun) run(ctx context.Context, shell, command, dir string, env []string, timeout time.Duration, timeoutArg *float64) (Result, error) {
+	cmd, pr, calls, err := r.start(shell, command, dir, env)
+	if err != nil {
+		return Result{}, err
+	}
+	defer calls.done()
 	started := time.Now()
 	if r.update != nil {
 		r.update(Result{Content: []llm.Content{}})
@@ -142,7 +208,8 @@ func (r *bashRun) run(ctx context.Context, shell, command, dir string, env []str
 
 	chunks := make(chan []byte, 8)
 	var lingering, stop atomic.Bool
-	go readOutput(pr, chunks, &lingering, &stop)
+	idle, most := r.lingers()
+	go readOutput(pr, chunks, idle, &lingering, &stop)
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
 
@@ -150,6 +217,7 @@ func (r *bashRun) run(ctx context.Context, shell, command, dir string, env []str
 		timeoutC, lingerC, updateC <-chan time.Time
 		done                       = ctx.Done()
 		exited, timedOut, stopped  bool
+		cancelled                  bool
 		waitErr                    error
 		exitedAfter                time.Duration
 		updateTimer                *time.Timer
@@ -159,7 +227,7 @@ func (r *bashRun) run(ctx context.Context, shell, command, dir string, env []str
 		defer tm.Stop()
 		timeoutC = tm.C
 	}
-	kill := func() { killGroup(cmd.Process.Pid) }
+	kill := func() { calls.kill(cmd.Process.Pid) }
 	for chunks != nil || !exited {
 		select {
 		case c, ok := <-chunks:
@@ -189,8 +257,8 @@ func (r *bashRun) run(ctx context.Context, shell, command, dir string, env []str
 			// What is still to read was written before the exit, or by
 			// processes left in the background: read until it is quiet.
 			lingering.Store(true)
-			_ = pr.SetReadDeadline(time.Now().Add(lingerIdle))
-			lt := time.NewTimer(lingerMax)
+			_ = pr.SetReadDeadline(time.Now().Add(idle))
+			lt := time.NewTimer(most)
 			defer lt.Stop()
 			lingerC = lt.C
 		case <-lingerC:
@@ -205,8 +273,15 @@ func (r *bashRun) run(ctx context.Context, shell, command, dir string, env []str
 			}
 		case <-done:
 			done = nil
-			if !stopped {
-				stopped = true
+			switch {
+			case exited:
+				// The shell had finished: its output is complete, and
+				// only what it left in the background is stopped.
+				stop.Store(true)
+				_ = pr.SetReadDeadline(time.Now())
+				kill()
+			case !stopped:
+				stopped, cancelled = true, true
 				kill()
 			}
 		}
@@ -219,13 +294,13 @@ func (r *bashRun) run(ctx context.Context, shell, command, dir string, env []str
 	if r.dirty && r.update != nil {
 		r.emit()
 	}
-	return r.result(ctx, waitErr, timedOut, timeoutArg, exitedAfter, timeout)
+	return r.result(ctx, waitErr, cancelled, timedOut, timeoutArg, exitedAfter, timeout)
 }
 
 // readOutput sends what the command writes until the pipe is closed, or,
 // once the shell has exited (lingering), until nothing came for
-// lingerIdle or stop is set.
-func readOutput(pr *os.File, chunks chan<- []byte, lingering, stop *atomic.Bool) {
+// idle or stop is set.
+func readOutput(pr *os.File, chunks chan<- []byte, idle time.Duration, lingering, stop *atomic.Bool) {
 	defer close(chunks)
 	buf := make([]byte, 64*1024)
 	quiet := 0
@@ -235,7 +310,7 @@ func readOutput(pr *os.File, chunks chan<- []byte, lingering, stop *atomic.Bool)
 			quiet = 0
 			chunks <- append([]byte(nil), buf[:n]...)
 			if lingering.Load() {
-				_ = pr.SetReadDeadline(time.Now().Add(lingerIdle))
+				_ = pr.SetReadDeadline(time.Now().Add(idle))
 			}
 		}
 		switch {
@@ -247,7 +322,7 @@ func readOutput(pr *os.File, chunks chan<- []byte, lingering, stop *atomic.Bool)
 			if quiet++; quiet >= 2 {
 				return
 			}
-			_ = pr.SetReadDeadline(time.Now().Add(lingerIdle))
+			_ = pr.SetReadDeadline(time.Now().Add(idle))
 		default:
 			return // end of output, or told to stop
 		}
@@ -273,13 +348,13 @@ func (r *bashRun) details(t Truncation, exitCode *int) jsontext.Value {
 	return detailsOf(d)
 }
 
-func (r *bashRun) result(ctx context.Context, waitErr error, timedOut bool, timeoutArg *float64, exitedAfter, timeout time.Duration) (Result, error) {
+func (r *bashRun) result(ctx context.Context, waitErr error, cancelled, timedOut bool, timeoutArg *float64, exitedAfter, timeout time.Duration) (Result, error) {
 	text, t := r.out.snapshot()
 	if notice := r.out.notice(t); notice != "" {
 		text = joinBlock(text, notice)
 	}
-	if err := ctx.Err(); err != nil && !timedOut {
-		return Result{}, &abortedError{joinBlock(text, "The command was aborted."), err}
+	if cancelled {
+		return Result{}, &abortedError{joinBlock(text, "The command was aborted."), ctx.Err()}
 	}
 	if timedOut {
 		status := fmt.Sprintf("The command timed out after %s seconds and was killed.", formatSeconds(*timeoutArg))

@@ -234,12 +234,14 @@ func pidLines(t *testing.T, text string) []int {
 
 func TestBashTimeoutKillsGroup(t *testing.T) {
 	env := testEnv(t)
-	res, err := runBash(t, context.Background(), env, bashArgsJSON("echo $$; sleep 60 & echo $!; wait", 1), nil)
+	// The timeout is long against the two echoes before it, which must be in
+	// the output however slowly a loaded machine starts the shell.
+	res, err := runBash(t, context.Background(), env, bashArgsJSON("echo $$; sleep 60 & echo $!; wait", 3), nil)
 	if err != nil || !res.IsError {
 		t.Fatalf("%v %+v", err, res)
 	}
 	pids := pidLines(t, resultText(res))
-	if len(pids) != 2 || !strings.HasSuffix(resultText(res), "The command timed out after 1 seconds and was killed.") {
+	if len(pids) != 2 || !strings.HasSuffix(resultText(res), "The command timed out after 3 seconds and was killed.") {
 		t.Fatalf("text %q", resultText(res))
 	}
 	for _, pid := range pids {
@@ -299,11 +301,13 @@ func TestBashBackgroundChild(t *testing.T) {
 }
 
 // TestBashBackgroundWriter: a background process that keeps writing is
-// read for a while after the shell exits, then left; with a timeout, the
-// text says the shell had exited.
+// read for a while after the shell exits, then left. The shell waits (on a
+// fifo) until the writer's first line is written, so that line is in the
+// output however slowly the writer starts.
 func TestBashBackgroundWriter(t *testing.T) {
 	env := testEnv(t)
-	res, err := runBash(t, context.Background(), env, bashArgsJSON("(while :; do echo tick; sleep 0.02; done) & echo $!"), nil)
+	res, err := runBash(t, context.Background(), env, bashArgsJSON(
+		"mkfifo started; (echo tick; echo >started; while :; do echo tick; sleep 0.02; done) & echo $!; read <started"), nil)
 	if err != nil || res.IsError {
 		t.Fatalf("%v %q", err, resultText(res))
 	}
@@ -313,8 +317,19 @@ func TestBashBackgroundWriter(t *testing.T) {
 	}
 	_ = syscall.Kill(pids[0], syscall.SIGKILL)
 	proctest.WaitGone(t, pids[0])
+}
 
-	res, err = runBash(t, context.Background(), env, bashArgsJSON("(while :; do echo tick; sleep 0.02; done) & echo $!; exit 4", 1), nil)
+// TestBashTimeoutAfterExit: with a timeout, when the shell had exited and
+// only what it left in the background was still writing, the text says
+// so. Reading lingers here as long as needed (a minute), so the timeout
+// always falls while the writer is still being read, however long the
+// writer's pauses are on a loaded machine.
+func TestBashTimeoutAfterExit(t *testing.T) {
+	env := testEnv(t)
+	run := &bashRun{out: output{tempDir: env.tempDir()}, lingerIdle: time.Minute, lingerMax: time.Minute}
+	timeout := 2.0
+	res, err := run.run(context.Background(), env.shell(), "(while :; do echo tick; sleep 0.02; done) & echo $!; exit 4",
+		env.CWD, env.environ(), time.Duration(timeout*float64(time.Second)), &timeout)
 	if err != nil || !res.IsError {
 		t.Fatalf("%v %+v", err, res)
 	}
@@ -352,5 +367,26 @@ func TestBashNoGoroutineLeft(t *testing.T) {
 	if n := runtime.NumGoroutine(); n > before {
 		buf := make([]byte, 1<<16)
 		t.Fatalf("%d goroutines before, %d after:\n%s", before, n, buf[:runtime.Stack(buf, true)])
+	}
+}
+
+// TestBashSecretsRemoved: a key in Prime's environment is not in the
+// command's, for the model's commands and the user's own (!cmd) alike,
+// unless the policy keeps it.
+func TestBashSecretsRemoved(t *testing.T) {
+	t.Setenv("PRIME_TEST_API_KEY", "sk-secret")
+	t.Setenv("PRIME_TEST_PLAIN", "plain")
+	env := testEnv(t)
+	const cmd = `env | grep -E '^PRIME_TEST_' | sort`
+	if got := mustCall(t, env, "bash", bashArgsJSON(cmd)); got != "PRIME_TEST_PLAIN=plain\n" {
+		t.Errorf("bash tool's environment: %q", got)
+	}
+	res, err := RunShell(context.Background(), env, cmd, nil)
+	if err != nil || res.Output != "PRIME_TEST_PLAIN=plain\n" {
+		t.Errorf("!cmd's environment: %q, %v", res.Output, err)
+	}
+	env.Secrets.Include = []string{"PRIME_TEST_API_KEY"}
+	if got := mustCall(t, env, "bash", bashArgsJSON(cmd)); got != "PRIME_TEST_API_KEY=sk-secret\nPRIME_TEST_PLAIN=plain\n" {
+		t.Errorf("with the key included: %q", got)
 	}
 }

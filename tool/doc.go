@@ -48,7 +48,8 @@
 //     a binary file from text instead of showing it decoded as garbage. It
 //     counts the empty piece after a final newline as a line, as pi does,
 //     but does not offer to "read on" into it.
-//   - bash runs commands with the process environment plus [Env].Environ
+//   - bash runs commands with the process environment, less the secrets
+//     [Env].Secrets removes (API keys, tokens, AWS_*), plus [Env].Environ
 //     (Prime's own variables are the caller's business); once the shell has
 //     exited, output that background processes keep writing is read for at
 //     most 2 s, where pi waits for the timeout.

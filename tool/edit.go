@@ -131,6 +131,9 @@ func (t *editTool) Run(ctx context.Context, call Call) (Result, error) {
 		return Result{}, err
 	}
 	target := canonical(abs)
+	if err := t.env.confined(ctx).checkWrite(target, a.Path); err != nil {
+		return Result{}, err
+	}
 	raw, err := readForEdit(target)
 	if err != nil {
 		return Result{}, fmt.Errorf("Cannot edit %s: %w.", a.Path, err)
@@ -159,6 +162,9 @@ func (t *editTool) Run(ctx context.Context, call Call) (Result, error) {
 		final = bom + final
 	}
 	if err := aborted(ctx); err != nil {
+		return Result{}, err
+	}
+	if err := t.env.confined(ctx).recheckWrite(abs, target, a.Path); err != nil {
 		return Result{}, err
 	}
 	if err := writeKeepingMode(target, []byte(final)); err != nil {

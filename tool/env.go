@@ -8,9 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/prime-agent/prime/permission"
 )
 
 // Env is what the built-in tools need to know about where they run.
@@ -26,8 +29,81 @@ type Env struct {
 	// means none.
 	Environ func() []string
 	// TempDir is where bash keeps the full output of commands whose output
-	// is truncated. Empty means os.TempDir().
+	// is truncated. Empty means Procs.Dir, else os.TempDir().
 	TempDir string
+	// Procs, when set, tracks the processes bash commands start, so that
+	// an abort or the session's end kills all of them (see [Procs]).
+	Procs *Procs
+	// Timeout is how long a bash call that names no timeout may run;
+	// 0 means as long as it needs (pi's default).
+	Timeout time.Duration
+	// Secrets says which of Prime's environment variables commands do
+	// not inherit; the zero value removes API keys, tokens and other
+	// secrets (see [permission.EnvPolicy]).
+	Secrets permission.EnvPolicy
+	// Sandbox, when set, confines the bash tool's commands (Linux:
+	// Landlock and a network namespace, see [permission.Sandbox]); nil
+	// runs them with the user's full rights. The user's own commands
+	// (RunShell) are never confined.
+	Sandbox *permission.Sandbox
+	// WriteScope, when set, is where write and edit may change files
+	// (sandbox mode), checked on the path with its links resolved; nil
+	// lets them write anywhere the user can.
+	WriteScope *permission.Scope
+	// DenyRead, when set, are the paths (absolute, links resolved) read,
+	// grep, find and ls do not read: a walk skips them, and a file that
+	// turns out to be one when it is opened is refused.
+	DenyRead []string
+}
+
+// confined returns e with the confinement the caller put in ctx (see
+// [permission.WithConfinement]) in place of its own Sandbox, WriteScope
+// and DenyRead.
+func (e Env) confined(ctx context.Context) Env {
+	if c, ok := permission.ConfinementOf(ctx); ok {
+		e.Sandbox, e.WriteScope, e.DenyRead = c.Sandbox, c.Scope, c.DenyRead
+	}
+	return e
+}
+
+// checkWrite refuses a write or edit of target (the real path of shown)
+// outside the write scope.
+func (e Env) checkWrite(target, shown string) error {
+	if e.WriteScope == nil {
+		return nil
+	}
+	return e.WriteScope.Check(target, shown)
+}
+
+// recheckWrite checks, just before the file is written, that abs still
+// leads where it did when it was checked (a link made meanwhile, by a
+// command in the background, would lead the write elsewhere).
+func (e Env) recheckWrite(abs, target, shown string) error {
+	if e.WriteScope == nil {
+		return nil
+	}
+	if now := canonical(abs); now != target {
+		return fmt.Errorf("%s changed while it was being written (it now leads to %s); nothing was written", shown, now)
+	}
+	return nil
+}
+
+// environ is a command's environment: Prime's without the secrets the
+// policy removes, then Environ's variables.
+func (e Env) environ() []string {
+	env, _ := e.Secrets.Filter(os.Environ())
+	if e.Environ != nil {
+		env = append(env, e.Environ()...)
+	}
+	return env
+}
+
+// tempDir is where the full output of commands goes.
+func (e Env) tempDir() string {
+	if e.TempDir == "" && e.Procs != nil {
+		return e.Procs.Dir
+	}
+	return e.TempDir
 }
 
 // DefaultNames are the tools active when --tools is not given.
@@ -264,4 +340,15 @@ func countArg(v *float64, def int) int {
 		return 1e9
 	}
 	return int(*v)
+}
+
+// ResolvePath reads a path argument as the file tools do, relative to cwd
+// (~, @, file:// and Unicode spaces included): abs is the clean absolute
+// path, real where its symbolic links lead (as far as it exists).
+func ResolvePath(cwd, p string) (abs, real string, err error) {
+	abs, err = Env{CWD: cwd}.resolve(p)
+	if err != nil {
+		return "", "", err
+	}
+	return abs, canonical(abs), nil
 }

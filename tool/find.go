@@ -55,7 +55,8 @@ func (t *findTool) Run(ctx context.Context, call Call) (Result, error) {
 	if err := aborted(ctx); err != nil {
 		return Result{}, err
 	}
-	root, err := searchDir(t.env, a.Path)
+	env := t.env.confined(ctx)
+	root, err := searchDir(env, a.Path)
 	if err != nil {
 		return Result{}, err
 	}
@@ -75,7 +76,7 @@ func (t *findTool) Run(ctx context.Context, call Call) (Result, error) {
 	limit := countArg(a.Limit, findDefaultLimit)
 	var found []string
 	more := false
-	err = walkTree(ctx, root, func(e walkEntry) (bool, error) {
+	err = walkTree(ctx, root, env.skipHidden(root, func(e walkEntry) (bool, error) {
 		var ok bool
 		switch {
 		case absolute:
@@ -97,7 +98,7 @@ func (t *findTool) Run(ctx context.Context, call Call) (Result, error) {
 			}
 		}
 		return true, nil
-	})
+	}))
 	if err != nil {
 		return Result{}, err
 	}

@@ -66,7 +66,8 @@ func (t *grepTool) Run(ctx context.Context, call Call) (Result, error) {
 	if err := aborted(ctx); err != nil {
 		return Result{}, err
 	}
-	root, err := t.env.resolve(deref(a.Path, "."))
+	env := t.env.confined(ctx)
+	root, err := env.resolve(deref(a.Path, "."))
 	if err != nil {
 		return Result{}, err
 	}
@@ -80,6 +81,7 @@ func (t *grepTool) Run(ctx context.Context, call Call) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	s.env = env
 	if !st.IsDir() {
 		binary, err := s.file(ctx, root, filepath.Base(root))
 		if err != nil {
@@ -94,21 +96,21 @@ func (t *grepTool) Run(ctx context.Context, call Call) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	err = walkTree(ctx, root, func(e walkEntry) (bool, error) {
+	err = walkTree(ctx, root, env.skipHidden(root, func(e walkEntry) (bool, error) {
 		if e.isDir {
 			return !filter.excludes(e.rel, e.name), nil
 		}
 		if e.link || !filter.includes(e.rel, e.name) {
 			return false, nil
 		}
-		if _, err := s.file(ctx, e.abs, e.rel); err != nil {
+		if _, err := s.file(ctx, e.abs, e.rel); err != nil && !errors.As(err, new(*ReadDeniedError)) {
 			return false, err
 		}
 		if s.finished {
 			return false, errStopWalk
 		}
 		return false, nil
-	})
+	}))
 	if err != nil {
 		return Result{}, err
 	}
@@ -180,10 +182,12 @@ type grepSearch struct {
 	more      bool // a match past the limit exists
 	finished  bool
 	cutLines  bool
+	longLines int      // lines searched only in their first maxSearchLine bytes
 	lines     []string // output lines, kept while within the byte limit
 	outBytes  int      // size of all output lines with a newline each
 	lineCount int
 	buf       []byte // the read buffer, reused from file to file
+	env       Env    // for the files it may not read
 }
 
 func newGrepSearch(a grepArgs) (*grepSearch, error) {
@@ -219,6 +223,31 @@ func newGrepSearch(a grepArgs) (*grepSearch, error) {
 // blockSize is how much of a file grep reads at once.
 const blockSize = 256 * 1024
 
+// maxSearchLine bounds the memory one line may take: a longer line is
+// searched in its first maxSearchLine bytes and the rest of it skipped, so
+// a file of one huge line costs no more than this.
+const maxSearchLine = 4 << 20
+
+// keepLineBytes is how much of a line is kept to be shown later (as
+// context): more than cutLine shows of it.
+const keepLineBytes = 4 * (maxLineRunes + 1)
+
+// skipLine reads f up to the end of the current line, into buf's space,
+// and returns what follows the newline; skipped is false when the file
+// ended (or failed) first.
+func skipLine(f io.Reader, buf []byte) (rest []byte, skipped bool) {
+	for {
+		n, err := f.Read(buf[:cap(buf)])
+		if i := bytes.IndexByte(buf[:n], '\n'); i >= 0 {
+			rest := copy(buf, buf[i+1:n])
+			return buf[:rest], true
+		}
+		if err != nil {
+			return buf[:0], false
+		}
+	}
+}
+
 // file searches one file, shown as name; it reports whether the file was
 // skipped as binary.
 func (s *grepSearch) file(ctx context.Context, path, name string) (bool, error) {
@@ -230,6 +259,9 @@ func (s *grepSearch) file(ctx context.Context, path, name string) (bool, error) 
 		return false, nil // unreadable files are skipped, as rg does
 	}
 	defer f.Close()
+	if err := s.env.checkOpened(f, path); err != nil {
+		return false, err
+	}
 	search := fileSearch{s: s, name: name}
 	if s.buf == nil {
 		s.buf = make([]byte, 0, blockSize)
@@ -253,8 +285,18 @@ func (s *grepSearch) file(ctx context.Context, path, name string) (bool, error) 
 		end := len(buf)
 		if !atEOF {
 			end = bytes.LastIndexByte(buf, '\n') + 1
-			if end == 0 { // one line longer than the buffer: read more of it
-				buf = append(buf, make([]byte, blockSize)...)[:len(buf)]
+			if end == 0 && len(buf) < maxSearchLine { // one line longer than the buffer: read more of it
+				buf = append(buf, make([]byte, min(len(buf), maxSearchLine-len(buf)))...)[:len(buf)]
+				continue
+			}
+			if end == 0 {
+				// A line too long to hold: search its start, skip the rest.
+				s.longLines++
+				search.block(buf)
+				var skipped bool
+				if buf, skipped = skipLine(f, buf[:0]); !skipped || s.finished {
+					return false, nil
+				}
 				continue
 			}
 		}
@@ -317,7 +359,8 @@ func lastLines(b []byte, n int) []string {
 	var out []string
 	for len(out) < n && len(b) > 0 {
 		i := bytes.LastIndexByte(b, '\n')
-		out = append(out, string(b[i+1:]))
+		line := b[i+1:]
+		out = append(out, string(line[:min(len(line), keepLineBytes)]))
 		if i < 0 {
 			break
 		}
@@ -358,7 +401,7 @@ func (fs *fileSearch) lineOf(text []byte) {
 			if len(fs.before) == s.context {
 				fs.before = append(fs.before[:0], fs.before[1:]...)
 			}
-			fs.before = append(fs.before, string(text))
+			fs.before = append(fs.before, string(text[:min(len(text), keepLineBytes)]))
 		}
 		return
 	}
@@ -407,7 +450,16 @@ type grepDetails struct {
 }
 
 func (s *grepSearch) result() Result {
+	long := ""
+	if s.longLines > 0 {
+		long = fmt.Sprintf("%d %s longer than %s %s searched only in %s first %s.", s.longLines,
+			plural(s.longLines, "line", "lines"), FormatSize(maxSearchLine), plural(s.longLines, "was", "were"),
+			plural(s.longLines, "its", "their"), FormatSize(maxSearchLine))
+	}
 	if s.matches == 0 {
+		if long != "" {
+			return textResult("No matches.\n\n["+long+"]", nil)
+		}
 		return textResult("No matches.", nil)
 	}
 	text, t := TruncateHead(strings.Join(s.lines, "\n"), math.MaxInt, MaxBytes)
@@ -427,6 +479,9 @@ func (s *grepSearch) result() Result {
 	if s.cutLines {
 		d.LinesTruncated = true
 		notices = append(notices, fmt.Sprintf("Lines longer than %d characters were cut: read the file to see them whole.", maxLineRunes))
+	}
+	if long != "" {
+		notices = append(notices, long)
 	}
 	if len(notices) == 0 {
 		return textResult(text, nil)

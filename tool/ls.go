@@ -48,9 +48,13 @@ func (t *lsTool) Run(ctx context.Context, call Call) (Result, error) {
 	if err := aborted(ctx); err != nil {
 		return Result{}, err
 	}
-	dir, err := searchDir(t.env, a.Path)
+	env := t.env.confined(ctx)
+	dir, err := searchDir(env, a.Path)
 	if err != nil {
 		return Result{}, err
+	}
+	if real := canonical(dir); env.hidden(real) {
+		return Result{}, &ReadDeniedError{Path: deref(a.Path, "."), Real: real}
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {

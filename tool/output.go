@@ -25,7 +25,20 @@ type output struct {
 	file    *os.File // the full output, once over the limits
 	path    string
 	fileErr error
+	// filed is how much output went to the file: its first FullOutputHead
+	// bytes as they came, then the last FullOutputTail bytes in a ring
+	// after them, put in order when the file is closed.
+	filed int64
 }
+
+// The full-output file keeps the first FullOutputHead and the last
+// FullOutputTail bytes of a command's output, with a line saying how much
+// was left out between them: a command that writes without end (yes) fills
+// no disk.
+const (
+	FullOutputHead = 16 << 20
+	FullOutputTail = 16 << 20
+)
 
 // tailKeep is how much of the output is kept once it is over the limits;
 // the buffer is trimmed back to it when it reaches twice as much.
@@ -50,9 +63,7 @@ func (o *output) write(p []byte) {
 	if o.file == nil && o.fileErr == nil && o.over() {
 		o.spill()
 	} else if o.file != nil {
-		if _, err := o.file.Write(p); err != nil && o.fileErr == nil {
-			o.fileErr = err
-		}
+		o.toFile(p)
 	}
 	if o.over() && len(o.buf) > 2*tailKeep {
 		cut := len(o.buf) - tailKeep
@@ -88,14 +99,63 @@ func (o *output) spill() {
 		return
 	}
 	o.file, o.path = f, f.Name()
-	if _, err := f.Write(o.buf); err != nil {
-		o.fileErr = err
+	o.toFile(o.buf)
+}
+
+// toFile adds p to the full-output file: to its head while there is room,
+// then to the tail's ring.
+func (o *output) toFile(p []byte) {
+	if o.fileErr != nil {
+		return
 	}
+	if room := FullOutputHead - o.filed; room > 0 {
+		n := min(int64(len(p)), room)
+		if _, err := o.file.Write(p[:n]); err != nil {
+			o.fileErr = err
+			return
+		}
+		o.filed += n
+		p = p[n:]
+	}
+	for len(p) > 0 {
+		at := (o.filed - FullOutputHead) % FullOutputTail
+		n := min(int64(len(p)), FullOutputTail-at)
+		if _, err := o.file.WriteAt(p[:n], FullOutputHead+at); err != nil {
+			o.fileErr = err
+			return
+		}
+		o.filed += n
+		p = p[n:]
+	}
+}
+
+// finishFile puts the tail's ring in order behind a line saying how much
+// was left out, once more than head and tail were written.
+func (o *output) finishFile() error {
+	cut := o.filed - FullOutputHead - FullOutputTail
+	if cut <= 0 {
+		return nil
+	}
+	ring := make([]byte, FullOutputTail)
+	if _, err := o.file.ReadAt(ring, FullOutputHead); err != nil {
+		return err
+	}
+	at := (o.filed - FullOutputHead) % FullOutputTail
+	marker := fmt.Sprintf("\n[... %s of output left out here: the file keeps the first %s and the last %s ...]\n",
+		FormatSize(cut), FormatSize(FullOutputHead), FormatSize(FullOutputTail))
+	tail := append(append([]byte(marker), ring[at:]...), ring[:at]...)
+	if _, err := o.file.WriteAt(tail, FullOutputHead); err != nil {
+		return err
+	}
+	return o.file.Truncate(FullOutputHead + int64(len(tail)))
 }
 
 // close finishes the temporary file.
 func (o *output) close() {
 	if o.file != nil {
+		if o.fileErr == nil {
+			o.fileErr = o.finishFile()
+		}
 		if err := o.file.Close(); err != nil && o.fileErr == nil {
 			o.fileErr = err
 		}
@@ -154,6 +214,9 @@ func (o *output) notice(t Truncation) string {
 		shown = fmt.Sprintf("lines %d-%d of %d", start, end, t.TotalLines)
 	}
 	where := "The full output is in " + o.path
+	if o.filed > FullOutputHead+FullOutputTail {
+		where = fmt.Sprintf("Its first %s and last %s are in %s", FormatSize(FullOutputHead), FormatSize(FullOutputTail), o.path)
+	}
 	if o.fileErr != nil {
 		where = "The full output could not be saved: " + o.fileErr.Error()
 	}

@@ -61,7 +61,8 @@ func (t *readTool) Run(ctx context.Context, call Call) (Result, error) {
 	if err := aborted(ctx); err != nil {
 		return Result{}, err
 	}
-	abs, err := t.env.resolve(a.Path)
+	env := t.env.confined(ctx)
+	abs, err := env.resolve(a.Path)
 	if err != nil {
 		return Result{}, err
 	}
@@ -71,6 +72,9 @@ func (t *readTool) Run(ctx context.Context, call Call) (Result, error) {
 		return Result{}, err
 	}
 	defer f.Close()
+	if err := env.checkOpened(f, a.Path); err != nil {
+		return Result{}, err
+	}
 	head := make([]byte, sniffSize)
 	n, err := io.ReadFull(f, head)
 	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
-	"strings"
 
 	"github.com/go-json-experiment/json"
+
+	"github.com/prime-agent/prime/internal/termtext"
 )
 
 // ShellResult is what a command the user ran themselves (pi's !cmd, not a
@@ -38,11 +38,8 @@ func RunShell(ctx context.Context, env Env, command string, onOutput func(string
 	if st, err := os.Stat(env.CWD); err != nil || !st.IsDir() {
 		return ShellResult{}, fmt.Errorf("the working directory %s no longer exists", env.CWD)
 	}
-	vars := os.Environ()
-	if env.Environ != nil {
-		vars = append(vars, env.Environ()...)
-	}
-	run := &bashRun{out: output{tempDir: env.TempDir}}
+	vars := env.environ()
+	run := &bashRun{out: output{tempDir: env.tempDir()}, procs: env.Procs}
 	if onOutput != nil {
 		run.chunk = func(b []byte) {
 			if s := CleanTerminalText(string(b)); s != "" {
@@ -75,19 +72,7 @@ func RunShell(ctx context.Context, env Env, command string, onOutput func(string
 	return out, nil
 }
 
-// escapes matches terminal escape sequences: CSI (colours, cursor moves),
-// OSC (titles, links) and the two-character ones.
-var escapes = regexp.MustCompile(`\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)|\x1b[@-Z\\-_]`)
-
 // CleanTerminalText removes what a terminal would interpret rather than
 // show: escape sequences, carriage returns and other control characters
 // (tabs and newlines stay).
-func CleanTerminalText(s string) string {
-	s = escapes.ReplaceAllString(s, "")
-	return strings.Map(func(r rune) rune {
-		if r == '\n' || r == '\t' || r >= 0x20 && r != 0x7f {
-			return r
-		}
-		return -1
-	}, s)
-}
+func CleanTerminalText(s string) string { return termtext.Clean(s) }

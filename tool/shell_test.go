@@ -5,7 +5,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/prime-agent/prime/tool"
 )
@@ -34,9 +33,17 @@ func TestRunShell(t *testing.T) {
 		t.Errorf("long output: %v, truncated %v, file %q, ends %q", err, res.Truncated, res.FullOutputPath, res.Output[max(0, len(res.Output)-20):])
 	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	// Cancelled once the command has printed, however long it took to start.
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	res, err = tool.RunShell(ctx, env, "echo started; sleep 30", nil)
+	var seen strings.Builder // onOutput may be called from another goroutine, and with part of a line
+	res, err = tool.RunShell(ctx, env, "echo started; sleep 30", func(s string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if seen.WriteString(s); strings.Contains(seen.String(), "started") {
+			cancel()
+		}
+	})
 	if err != nil || !res.Cancelled || res.ExitCode != nil || !strings.Contains(res.Output, "started") {
 		t.Errorf("cancelled: %v %+v", err, res)
 	}

@@ -51,8 +51,14 @@ func (t *writeTool) Run(ctx context.Context, call Call) (Result, error) {
 		return Result{}, err
 	}
 	target := canonical(abs)
+	if err := t.env.confined(ctx).checkWrite(target, a.Path); err != nil {
+		return Result{}, err
+	}
 	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
 		return Result{}, fmt.Errorf("cannot create the directory for %s: %w", abs, unwrapPath(err))
+	}
+	if err := t.env.confined(ctx).recheckWrite(abs, target, a.Path); err != nil {
+		return Result{}, err
 	}
 	if err := writeKeepingMode(target, []byte(a.Content)); err != nil {
 		return Result{}, fmt.Errorf("cannot write %s: %w", abs, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -24,9 +25,12 @@ func benchModel(b *testing.B) *Model {
 	}
 	ag := agent.New(s, agent.Config{Getenv: func(string) string { return "" }, NoContextFiles: true})
 	m := New(context.Background(), ag, Options{CWD: b.TempDir()})
-	m.Update(tea.WindowSizeMsg{Width: 100, Height: 40})
-	m.started = true
 	m.items[0].(*headerItem).ready = true
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 40}) // the first frame
+	m.Update(startedMsg{})
+	if !m.started {
+		b.Fatal("no first frame")
+	}
 	return m
 }
 
@@ -50,41 +54,67 @@ func BenchmarkStreamDelta(b *testing.B) {
 	}
 }
 
-// BenchmarkRepaint draws a transcript of 200 exchanges again (Ctrl-O,
-// a resize).
-func BenchmarkRepaint(b *testing.B) {
+// repaintModel is a model over a transcript of 200 exchanges (400 items).
+func repaintModel(b *testing.B) *Model {
 	m := benchModel(b)
 	for i := range 200 {
 		m.items = append(m.items, &userItem{text: "question " + itoa(i)},
 			&assistantItem{done: true, blocks: []block{{text: "Answer " + itoa(i) + ": " + strings.Repeat("a reply with **bold** words. ", 10)}}})
 	}
+	return m
+}
+
+// BenchmarkRepaintFirst is BenchmarkRepaint with nothing remembered (the
+// first repaint of replies never drawn).
+func BenchmarkRepaintFirst(b *testing.B) {
+	m := repaintModel(b)
 	b.ResetTimer()
 	for range b.N {
-		m.md = markdown{} // nothing remembered: the first repaint at a width
+		m.md = replies{}
 		m.repaint, m.printing, m.pending = true, false, nil
 		m.flush()
 	}
 }
 
-// BenchmarkResume opens a generated session of 100,000 entries and prints
-// its transcript (the context since its latest compaction), as starting
-// with --session or -c does before the first frame.
-func BenchmarkResume(b *testing.B) {
-	path := filepath.Join(b.TempDir(), "s.jsonl")
-	if err := os.WriteFile(path, sessiongen.Bytes(sessiongen.Options{Entries: 100_000, Seed: 1}), 0o600); err != nil {
-		b.Fatal(err)
-	}
-	for b.Loop() {
-		ag, err := agent.Load(path, agent.Config{Getenv: func(string) string { return "" }, NoContextFiles: true})
-		if err != nil {
-			b.Fatal(err)
-		}
-		m := New(context.Background(), ag, Options{CWD: b.TempDir()})
-		m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
-		m.started = true
-		m.items[0].(*headerItem).ready = true
+// BenchmarkRepaint draws a transcript of 200 exchanges again at a new
+// width (a resize: the replies' trees are kept, their lines are not).
+func BenchmarkRepaint(b *testing.B) {
+	m := repaintModel(b)
+	m.flush() // the replies are parsed once
+	b.ResetTimer()
+	for i := range b.N {
+		m.width = 100 + i%2 // nothing drawn at this width is remembered
+		m.md.cache = nil
+		m.repaint, m.printing, m.pending = true, false, nil
 		m.flush()
-		ag.Close()
+	}
+}
+
+// BenchmarkResume opens a generated session of 2,000 and of 100,000
+// entries and prints its transcript (the context since its latest
+// compaction) and draws the first frame, as starting with --session or -c
+// does (no persistent index: the session is read whole).
+func BenchmarkResume(b *testing.B) {
+	for _, n := range []int{2_000, 100_000} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			path := filepath.Join(b.TempDir(), "s.jsonl")
+			if err := os.WriteFile(path, sessiongen.Bytes(sessiongen.Options{Entries: n, Seed: 1}), 0o600); err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				ag, err := agent.Load(path, agent.Config{Getenv: func(string) string { return "" }, NoContextFiles: true})
+				if err != nil {
+					b.Fatal(err)
+				}
+				m := New(context.Background(), ag, Options{CWD: b.TempDir()})
+				m.items[0].(*headerItem).ready = true
+				m.Update(tea.WindowSizeMsg{Width: 120, Height: 40}) // the first frame (startFrame)
+				if !m.starting {
+					b.Fatal("no first frame")
+				}
+				ag.Close()
+			}
+		})
 	}
 }
 

@@ -8,10 +8,7 @@ import (
 	"charm.land/lipgloss/v2"
 
 	"github.com/prime-agent/prime/agent"
-	"github.com/prime-agent/prime/compaction"
 	"github.com/prime-agent/prime/internal/numfmt"
-	"github.com/prime-agent/prime/llm"
-	"github.com/prime-agent/prime/session"
 )
 
 // contextCommand is /context: what fills the context now, measured by the
@@ -21,16 +18,24 @@ func (m *Model) contextCommand() tea.Cmd {
 	ctx, ag := m.ctx, m.ag
 	return async(func() resultMsg {
 		b, err := ag.ContextBreakdown(ctx, agent.BreakdownRequest{})
+		h, herr := ag.ContextHistory(ctx)
 		kept := ""
 		if err == nil && b.Compaction != nil {
-			ag.View(func(s *session.Session) { kept = entryPreview(s.Entry(b.Compaction.FirstKeptEntryID)) })
+			if d, ok := ag.DescribeEntry(b.Compaction.FirstKeptEntryID); ok {
+				kept = cutRunes(oneLine(d.Text), 100)
+			}
 		}
 		return func(m *Model) tea.Cmd {
 			if err != nil {
 				m.fail("cannot measure the context: " + err.Error())
 				return nil
 			}
-			m.add(&textItem{text: func(v *view) string { return breakdownText(v, b, kept) }})
+			m.add(&textItem{text: func(v *view) string {
+				if herr != nil || len(h.Points) == 0 {
+					return breakdownText(v, b, kept)
+				}
+				return breakdownText(v, b, kept) + "\n" + historyLine(v, h, b.Window)
+			}})
 			return nil
 		}
 	})
@@ -38,41 +43,29 @@ func (m *Model) contextCommand() tea.Cmd {
 
 // kindColour is the colour of a kind's letter in the bar, one colour per
 // kind, in the terminal's own palette.
-func kindColour(k compaction.ContextKind) lipgloss.Style {
+func kindColour(k agent.ContextKind) lipgloss.Style {
 	c := lipgloss.White
 	switch k {
-	case compaction.KindSystem:
+	case agent.KindSystem:
 		c = lipgloss.Blue
-	case compaction.KindTools:
+	case agent.KindTools:
 		c = lipgloss.BrightBlue
-	case compaction.KindSummaries:
+	case agent.KindSummaries:
 		c = lipgloss.Magenta
-	case compaction.KindUser:
+	case agent.KindUser:
 		c = lipgloss.Green
-	case compaction.KindAssistant:
+	case agent.KindAssistant:
 		c = lipgloss.Cyan
-	case compaction.KindThinking:
+	case agent.KindThinking:
 		c = lipgloss.BrightMagenta
-	case compaction.KindToolCalls:
+	case agent.KindToolCalls:
 		c = lipgloss.Yellow
-	case compaction.KindToolResults:
+	case agent.KindToolResults:
 		c = lipgloss.BrightYellow
-	case compaction.KindImages:
+	case agent.KindImages:
 		c = lipgloss.BrightCyan
 	}
 	return lipgloss.NewStyle().Foreground(c)
-}
-
-// entryPreview is one line saying what an entry is, as the tree's rows
-// say it ("user: …"); "" for none.
-func entryPreview(e *session.Entry) string {
-	if e == nil {
-		return ""
-	}
-	if msg, err := e.Message(); err == nil {
-		return cutRunes(oneLine((&treeNode{}).messageText(msg, map[string]llm.ToolCall{}, false)), 100)
-	}
-	return "[" + e.Type + "]"
 }
 
 // breakdownText renders /context: the total against the window, the bar
@@ -91,12 +84,12 @@ func breakdownText(v *view, b *agent.ContextBreakdown, kept string) string {
 		if p.Tokens == 0 {
 			continue
 		}
-		letter := string(compaction.KindLetter(p.Kind))
+		letter := string(agent.ContextKindLetter(p.Kind))
 		share := ""
 		if b.Total > 0 {
 			share = fmt.Sprintf("%5.1f%%", float64(p.Tokens)/float64(b.Total)*100)
 		}
-		out.WriteString("  " + kindColour(p.Kind).Render(letter) + " " + padRight(compaction.KindName(p.Kind), 17) +
+		out.WriteString("  " + kindColour(p.Kind).Render(letter) + " " + padRight(agent.ContextKindName(p.Kind), 17) +
 			fmt.Sprintf("%9s", numfmt.Commas(p.Tokens)) + v.st.muted.Render("  "+share) + "\n")
 	}
 	var marks []string
@@ -118,6 +111,10 @@ func breakdownText(v *view, b *agent.ContextBreakdown, kept string) string {
 		if c.IsSplitTurn {
 			text += ", cutting a turn in two"
 		}
+		if c.LedgerBudget > 0 {
+			text += fmt.Sprintf("; its summary would carry the user's rules and words, %s tokens (budget %s)",
+				numfmt.Commas(c.LedgerTokens), numfmt.Commas(c.LedgerBudget))
+		}
 		out.WriteString(wrap(text, v.width))
 		if kept != "" {
 			out.WriteString("\n" + v.st.muted.Render(truncate("  kept from "+kept, v.width)))
@@ -133,7 +130,7 @@ func breakdownText(v *view, b *agent.ContextBreakdown, kept string) string {
 func colourBar(v *view, b *agent.ContextBreakdown, bar string) string {
 	byLetter := map[byte]lipgloss.Style{}
 	for _, p := range b.Parts {
-		byLetter[compaction.KindLetter(p.Kind)] = kindColour(p.Kind)
+		byLetter[agent.ContextKindLetter(p.Kind)] = kindColour(p.Kind)
 	}
 	var out strings.Builder
 	for i := 0; i < len(bar); {
@@ -155,4 +152,11 @@ func colourBar(v *view, b *agent.ContextBreakdown, bar string) string {
 		i = j
 	}
 	return out.String()
+}
+
+// historyLine is /context's last line: the context after every reply of
+// the path as a sparkline against the window, with the compactions counted.
+func historyLine(v *view, h *agent.ContextHistoryPoints, window int) string {
+	label := fmt.Sprintf(" %d %s, %d %s", len(h.Points), plural(len(h.Points), "reply", "replies"), len(h.Drops), plural(len(h.Drops), "compaction", "compactions"))
+	return v.st.muted.Render("History ") + h.Sparkline(max(v.width-8-len(label), 1), window) + v.st.muted.Render(label)
 }

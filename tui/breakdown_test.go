@@ -30,7 +30,7 @@ func TestBreakdownText(t *testing.T) {
 		Parts: parts(map[compaction.ContextKind]int{compaction.KindSystem: 2_000, compaction.KindTools: 3_000,
 			compaction.KindUser: 1_000, compaction.KindAssistant: 4_000, compaction.KindToolResults: 10_000}),
 		Total: 20_000, Estimate: 20_400, Window: 40_000, Threshold: 30_000, BackgroundMark: 24_000,
-		Compaction: &compaction.CutPreview{FirstKeptEntryID: "k1", SummarizeMessages: 12, SummarizeTokens: 14_000, KeepMessages: 4, KeepTokens: 3_000, IsSplitTurn: true},
+		Compaction: &compaction.CutPreview{FirstKeptEntryID: "k1", SummarizeMessages: 12, SummarizeTokens: 14_000, KeepMessages: 4, KeepTokens: 3_000, IsSplitTurn: true, LedgerTokens: 420, LedgerBudget: 3000},
 	}}
 	want40 := `[context] 20,000 tokens of a 40,000-token window (50.0%)
 PPPPTTTTTTUUAAAAAAAAAOOOOOOOOOOOOOOOOOOOOO........:............|....................
@@ -42,7 +42,8 @@ PPPPTTTTTTUUAAAAAAAAAOOOOOOOOOOOOOOOOOOOOO........:............|................
 Next request ~20,400 tokens · auto-compaction above 30,000 (|) · background summary
 above 24,000 (:)
 A compaction now would summarize 12 messages (14,000 tokens) and keep 4 word for
-word (3,000 tokens), cutting a turn in two
+word (3,000 tokens), cutting a turn in two; its summary would carry the user's rules
+and words, 420 tokens (budget 3,000)
   kept from user: fix the lexer`
 	if got := ansi.Strip(breakdownText(&view{width: 84, st: &st}, b, "user: fix the lexer")); got != want40 {
 		t.Errorf("at 84 columns:\n%s\nwant\n%s", got, want40)
@@ -72,12 +73,18 @@ func TestContextCommand(t *testing.T) {
 	h := newHarness(t, setup{settings: compactSettings, agentCWD: "/home/me/proj"})
 	twoTurns(h)
 	h.send("/context")
-	f := h.waitText("[context]", "A compaction now would summarize")
+	// The block's last line is its history: a tall block is printed in
+	// pieces, so only that line says all of it is on the screen.
+	f := h.waitText("[context]", "A compaction now would summarize", "History ")
 	frameGolden(t, "80", f)
 	h.emu.Resize(50, termHeight)
 	h.tm.Send(tea.WindowSizeMsg{Width: 50, Height: termHeight})
+	// The transcript is printed again in pieces that fit the screen; the
+	// frame counts once the last piece (the block's history line) is
+	// there at the new width, and the footer under it.
 	f = h.waitFor("the transcript at 50 columns", func(f string) bool {
-		return strings.Contains(f, "\n"+strings.Repeat("─", 50)+"\n") && strings.Contains(f, "[context]")
+		return strings.Contains(f, "\n"+strings.Repeat("─", 50)+"\n") && strings.Contains(f, "[context]") &&
+			strings.Contains(f, "History ") && strings.Contains(f, "claude-test") && maxWidth(f) <= 50
 	})
 	frameGolden(t, "50", f)
 	for _, l := range strings.Split(f, "\n") {
@@ -85,4 +92,13 @@ func TestContextCommand(t *testing.T) {
 			t.Errorf("a line wider than 50 columns: %q", l)
 		}
 	}
+}
+
+// maxWidth is the width of a frame's widest line.
+func maxWidth(frame string) int {
+	w := 0
+	for _, l := range strings.Split(frame, "\n") {
+		w = max(w, ansi.StringWidth(l))
+	}
+	return w
 }

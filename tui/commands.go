@@ -11,11 +11,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/prime-agent/prime/agent"
-	"github.com/prime-agent/prime/compaction"
 	"github.com/prime-agent/prime/internal/numfmt"
 	"github.com/prime-agent/prime/llm"
-	"github.com/prime-agent/prime/llm/registry"
-	"github.com/prime-agent/prime/session"
 )
 
 // slashCommand is one of the commands typed after "/".
@@ -28,7 +25,7 @@ type slashCommand struct {
 var slashCommands = []slashCommand{
 	{name: "compact", usage: "[instructions]", summary: "summarize the conversation to free the context", args: true},
 	{name: "uncompact", summary: "undo the latest compaction: the model sees the whole conversation again"},
-	{name: "context", summary: "what fills the context, by kind, and what a compaction now would cut"},
+	{name: "context", summary: "what fills the context, by kind, and what /compact now would cut"},
 	{name: "pin", usage: "TEXT", summary: "keep TEXT in front of the model, word for word, through compactions", args: true},
 	{name: "pins", summary: "list the pins of this branch, with their ids"},
 	{name: "unpin", usage: "ID|TEXT", summary: "remove a pin", args: true},
@@ -36,6 +33,7 @@ var slashCommands = []slashCommand{
 	{name: "model", usage: "[provider/id]", summary: "choose the model", args: true},
 	{name: "thinking", usage: "[level]", summary: "choose the thinking level", args: true},
 	{name: "settings", summary: "change settings (auto-compaction, thinking display, …)"},
+	{name: "permissions", usage: "[mode]", summary: "show the permission mode and rules, or change the mode for this session", args: true},
 	{name: "new", summary: "start a new session"},
 	{name: "resume", summary: "continue another session"},
 	{name: "name", usage: "[name]", summary: "show or set the session's name", args: true},
@@ -43,8 +41,13 @@ var slashCommands = []slashCommand{
 	{name: "fork", summary: "start a new session from an earlier message"},
 	{name: "clone", summary: "copy this conversation into a new session"},
 	{name: "copy", summary: "copy the last reply to the clipboard"},
-	{name: "export", usage: "[file.jsonl]", summary: "write this conversation to a session file", args: true},
+	{name: "export", usage: "[file.html]", summary: "write the session as HTML (or .jsonl)", args: true},
+	{name: "login", usage: "[provider]", summary: "store a provider's API key (auth.json) and use it", args: true},
+	{name: "logout", usage: "[provider]", summary: "remove a provider's API key from auth.json", args: true},
+	{name: "help", summary: "list the commands and the keys"},
 	{name: "hotkeys", summary: "list the keys"},
+	{name: "reload", summary: "read skills, templates, MCP, settings, AGENTS.md"},
+	{name: "mcp", usage: "[ACTION NAME]", summary: "MCP servers and tools; reconnect, enable or disable", args: true},
 	{name: "quit", summary: "exit"},
 }
 
@@ -106,6 +109,8 @@ func (m *Model) command(name, args string) tea.Cmd {
 		return m.thinkingCommand(args)
 	case "settings":
 		return m.openSettings()
+	case "permissions":
+		return m.permissionsCommand(args)
 	case "new":
 		ag := m.ag
 		return m.call(func() resultMsg {
@@ -119,7 +124,7 @@ func (m *Model) command(name, args string) tea.Cmd {
 			if n := m.ag.State().SessionName; n != "" {
 				m.status("Session name: " + n)
 			} else {
-				m.warn("The session has no name; /name NAME sets one")
+				m.status("The session has no name; /name NAME sets one")
 			}
 			return nil
 		}
@@ -134,9 +139,7 @@ func (m *Model) command(name, args string) tea.Cmd {
 	case "fork":
 		return m.openFork()
 	case "clone":
-		var empty bool
-		m.ag.View(func(s *session.Session) { empty = s.LeafID() == "" })
-		if empty {
+		if m.ag.LeafID() == "" {
 			m.warn("Nothing to clone yet")
 			return nil
 		}
@@ -158,12 +161,19 @@ func (m *Model) command(name, args string) tea.Cmd {
 		return tea.SetClipboard(text)
 	case "export":
 		return m.export(args)
-	case "hotkeys":
+	case "login":
+		return m.loginCommand(args)
+	case "logout":
+		return m.logoutCommand(args)
+	case "help", "hotkeys":
 		m.add(&textItem{text: hotkeysText})
 		return nil
+	case "reload":
+		return m.reload()
+	case "mcp":
+		return m.mcpCommand(args)
 	case "quit":
-		m.quitting = true
-		return nil
+		return m.exit()
 	}
 	return nil
 }
@@ -195,7 +205,7 @@ func (m *Model) compact(instructions string) tea.Cmd {
 		_, err := ag.Compact(ctx, agent.CompactRequest{Instructions: instructions})
 		return func(m *Model) tea.Cmd {
 			m.manual = false
-			var nc *compaction.NotCompactableError
+			var nc *agent.NotCompactableError
 			if err != nil && !errors.As(err, &nc) && !errors.Is(err, agent.ErrCancelled) && m.compacting == "" {
 				// A failure before the compaction began (no model,
 				// no key) has no CompactionEnd to report it.
@@ -217,23 +227,33 @@ func (m *Model) reported(err error) bool {
 	return ok && strings.Contains(n.text, err.Error())
 }
 
-// export is /export: the conversation at the leaf as a session file.
+// export is /export: the whole session as an HTML page (the default), or
+// the conversation at the leaf as a session file (a name ending in .jsonl).
 func (m *Model) export(path string) tea.Cmd {
 	if path == "" {
 		id := m.ag.State().SessionID
 		if len(id) > 8 {
 			id = id[:8]
 		}
-		path = "prime-session-" + id + ".jsonl"
+		path = "prime-session-" + id + ".html"
 	}
-	if !strings.HasSuffix(path, ".jsonl") {
-		m.fail("/export writes JSONL session files only: give a name ending in .jsonl")
+	if !strings.HasSuffix(path, ".jsonl") && !strings.HasSuffix(path, ".html") {
+		m.fail("/export writes an HTML page (a name ending in .html) or a JSONL session file (.jsonl)")
 		return nil
 	}
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(m.opts.CWD, path)
 	}
-	ag := m.ag
+	ag, ctx := m.ag, m.ctx
+	if strings.HasSuffix(path, ".html") {
+		return m.call(func() resultMsg {
+			res, err := ag.ExportHTML(ctx, path, agent.HTMLExportOptions{})
+			return report(err, func(m *Model) string {
+				return fmt.Sprintf("Exported to %s (%s entries, %s bytes, %s secrets masked)", m.shortPath(path),
+					numfmt.Commas(res.Entries), numfmt.Commas(int(res.Bytes)), numfmt.Commas(res.Redacted))
+			})
+		})
+	}
 	return m.call(func() resultMsg {
 		err := ag.ExportBranch(path)
 		return report(err, func(m *Model) string { return "Exported to " + m.shortPath(path) })
@@ -264,7 +284,7 @@ func (m *Model) sessionReport() item {
 		var b strings.Builder
 		b.WriteString(v.st.blockTitle.Render("[session]"))
 		for _, r := range rows {
-			b.WriteString("\n" + v.st.muted.Render(padRight(r[0], 9)) + " " + r[1])
+			b.WriteString("\n" + columnRow(v, "", r[0], v.st.muted, r[1], 10))
 		}
 		return b.String()
 	}}
@@ -293,14 +313,7 @@ var keyHelp = [][2]string{
 // hotkeysText renders the key list.
 func hotkeysText(v *view) string {
 	var b strings.Builder
-	row := func(name, text string) {
-		const col = 27
-		lines := strings.Split(wrap(text, max(v.width-col, 10)), "\n")
-		b.WriteString("\n  " + v.st.accent.Render(padRight(name, col-3)) + " " + lines[0])
-		for _, l := range lines[1:] {
-			b.WriteString("\n" + strings.Repeat(" ", col) + l)
-		}
-	}
+	row := func(name, text string) { b.WriteString("\n" + columnRow(v, "  ", name, v.st.accent, text, 27)) }
 	b.WriteString(v.st.bold.Render("Keys"))
 	for _, k := range keyHelp {
 		row(k[0], k[1])
@@ -405,7 +418,7 @@ func (m *Model) modelCommand(ref string) tea.Cmd {
 	if ref == "" {
 		return m.openModelSelector("")
 	}
-	return m.withModels(func(m *Model, models []registry.Entry) tea.Cmd {
+	return m.withModels(func(m *Model, models []agent.ModelEntry) tea.Cmd {
 		for _, e := range models {
 			if e.Ref() == ref || e.Model.ID == ref {
 				return m.setModel(e.Ref())
@@ -417,7 +430,7 @@ func (m *Model) modelCommand(ref string) tea.Cmd {
 
 // withModels lists the models the conversation can switch to, then calls
 // then with them (a failure to list them is shown instead).
-func (m *Model) withModels(then func(m *Model, models []registry.Entry) tea.Cmd) tea.Cmd {
+func (m *Model) withModels(then func(m *Model, models []agent.ModelEntry) tea.Cmd) tea.Cmd {
 	ag := m.ag
 	return async(func() resultMsg {
 		models, err := ag.Models()
@@ -441,7 +454,7 @@ func (m *Model) setModel(ref string) tea.Cmd {
 
 // openModelSelector is Ctrl-L: the models with a key, filtered by typing.
 func (m *Model) openModelSelector(filter string) tea.Cmd {
-	return m.withModels(func(m *Model, models []registry.Entry) tea.Cmd {
+	return m.withModels(func(m *Model, models []agent.ModelEntry) tea.Cmd {
 		if len(models) == 0 {
 			m.warn("No model has a key set; 'prime models' lists them")
 			return nil
@@ -521,12 +534,15 @@ func (m *Model) openSettings() tea.Cmd {
 	}
 	entries := []listEntry{
 		{label: "auto-compaction", note: onOff(st.AutoCompaction), value: "compaction.enabled"},
+	}
+	entries = append(entries, m.compactionEntries()...)
+	entries = append(entries, []listEntry{
 		{label: "hide thinking", note: onOff(!m.showThinking), value: "hideThinkingBlock"},
 		{label: "steering mode", note: string(st.SteeringMode), value: "steeringMode"},
 		{label: "follow-up mode", note: string(st.FollowUpMode), value: "followUpMode"},
-		{label: "double escape", note: m.opts.Settings.Interface().DoubleEscapeAction, value: "doubleEscapeAction"},
-	}
-	l := newList("Settings (enter changes; saved to "+m.shortPath(m.opts.Settings.GlobalFile())+")", entries, func(m *Model, e listEntry) tea.Cmd {
+		{label: "double escape", note: m.ag.Preferences().DoubleEscapeAction, value: "doubleEscapeAction"},
+	}...)
+	l := newList("Settings (enter changes; saved to "+m.shortPath(m.ag.Preferences().GlobalFile)+")", entries, func(m *Model, e listEntry) tea.Cmd {
 		m.overlay = nil
 		return m.toggleSetting(e.value.(string))
 	})
@@ -537,6 +553,9 @@ func (m *Model) openSettings() tea.Cmd {
 // toggleSetting moves a setting to its next value, for this session and in
 // the global settings file.
 func (m *Model) toggleSetting(key string) tea.Cmd {
+	if cmd, ok := m.editCompactionSetting(key); ok {
+		return cmd
+	}
 	st := m.ag.State()
 	next := func(cur string, values ...string) string {
 		i := slices.Index(values, cur)
@@ -562,30 +581,20 @@ func (m *Model) toggleSetting(key string) tea.Cmd {
 		m.ag.SetQueueModes("", agent.QueueMode(value))
 		m.status("Follow-up mode: " + value)
 	case "doubleEscapeAction":
-		value = next(m.opts.Settings.Interface().DoubleEscapeAction, "tree", "fork", "none")
+		value = next(m.ag.Preferences().DoubleEscapeAction, "tree", "fork", "none")
 		m.status("Double escape: " + value)
 	}
 	return m.settingsSet(key, value)
 }
 
-// openFork is /fork: choose one of the earlier messages; the new session
-// holds the conversation before it, and its text comes back to the editor.
+// openFork is /fork: choose one of the earlier messages (any user message
+// of the file, newest first, as pi 1.6 lists them); the new session holds
+// the conversation before it, and its text comes back to the editor.
 func (m *Model) openFork() tea.Cmd {
 	var entries []listEntry
-	m.ag.View(func(s *session.Session) {
-		for _, e := range s.LeafPath() {
-			if e.Type != session.TypeMessage {
-				continue
-			}
-			msg, err := e.Message()
-			if err != nil {
-				continue
-			}
-			if u, ok := msg.(*llm.UserMessage); ok {
-				entries = append(entries, listEntry{label: cutRunes(oneLine(userText(u.Content)), 120), value: e.ID})
-			}
-		}
-	})
+	for _, p := range m.ag.ForkPoints() {
+		entries = append(entries, listEntry{label: cutRunes(oneLine(p.Text), 120), value: p.EntryID})
+	}
 	if len(entries) == 0 {
 		m.warn("No message to fork from yet")
 		return nil
@@ -628,7 +637,7 @@ func (m *Model) suggest() tea.Cmd {
 				out = append(out, suggestion{text: "/" + c.name, note: c.summary, args: c.args})
 			}
 		}
-		m.editor.suggestions = out
+		m.editor.suggestions = append(out, m.resourceSuggestions(w)...)
 		return nil
 	case '@':
 		cwd := m.opts.CWD

@@ -13,7 +13,6 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/prime-agent/prime/agent"
-	"github.com/prime-agent/prime/compaction"
 	"github.com/prime-agent/prime/internal/numfmt"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/session"
@@ -73,6 +72,10 @@ func TestFooter(t *testing.T) {
 		"↑12k ↓678 R2k $0.042 5.0%/200k (auto)               claude-test • high"
 	if got != want {
 		t.Errorf("footer:\n%s\nwant:\n%s", got, want)
+	}
+	f.permission = "sandbox"
+	if got := ansi.Strip(f.render(&view{width: 70, st: &st})); !strings.HasPrefix(got, "~/proj (main) • auth work • sandbox\n") {
+		t.Errorf("a sandboxed session's footer:\n%s", got)
 	}
 	f.model.Reasoning = false
 	if got := ansi.Strip(f.render(&view{width: 70, st: &st})); !strings.HasSuffix(got, " claude-test") {
@@ -156,6 +159,20 @@ func TestToolPreview(t *testing.T) {
 		if !strings.Contains(ansi.Strip(e), want) {
 			t.Errorf("edit block lacks %q:\n%s", want, ansi.Strip(e))
 		}
+	}
+	// The counts are of the output's lines, not of the rows they wrap to:
+	// 200 short lines and a long one that wraps to 6 rows, 4 of them shown.
+	long := &toolItem{name: "bash", output: strings.Join(lines[:10], "\n") + "\n" + strings.Repeat("x", 300) + "\ndone", done: true}
+	if l := ansi.Strip(long.render(&view{width: 60, st: &st})); !strings.Contains(l, "… (11 earlier lines, ctrl+o to expand)") {
+		t.Errorf("the hidden count is not of lines (10 whole, 1 cut):\n%s", l)
+	}
+	cut := &toolItem{name: "grep", output: "a\nb\nc\nd\n" + strings.Repeat("y", 300) + "\nz", done: true}
+	if c := ansi.Strip(cut.render(&view{width: 60, st: &st})); !strings.Contains(c, "… (2 more lines, ctrl+o to expand)") {
+		t.Errorf("the count of lines below is not of lines (1 cut, 1 whole):\n%s", c)
+	}
+	one := &toolItem{name: "grep", output: strings.Join(lines[:6], "\n"), done: true}
+	if o := ansi.Strip(one.render(&view{width: 60, st: &st})); !strings.Contains(o, "… (1 more line, ctrl+o to expand)") {
+		t.Errorf("one line below:\n%s", o)
 	}
 	failed := &toolItem{name: "read", output: "ENOENT: no such file", isError: true, done: true}
 	if f := ansi.Strip(failed.render(&view{width: 60, st: &st})); !strings.Contains(f, "ENOENT: no such file") {
@@ -333,7 +350,13 @@ func rowsOf(ts *treeSelector) []string {
 
 func TestTreeSelector(t *testing.T) {
 	s, ids := treeSession(t)
-	ts := newTreeSelector(s)
+	ag := agent.New(s, agent.Config{})
+	t.Cleanup(func() { ag.Close() })
+	tree, err := ag.Tree(agent.TreeOptions{Describe: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := newTreeSelector(tree)
 	want := []string{
 		"• user: first question",
 		"• assistant: first answer",
@@ -390,28 +413,56 @@ func TestTreeSelector(t *testing.T) {
 	}
 }
 
-// The tree names Prime's own custom entries by what they do.
-func TestTreeCustomEntries(t *testing.T) {
+// The /tree help line fits on one line at any width, the keys to go and to
+// close kept longest.
+func TestTreeHelpFits(t *testing.T) {
+	for _, w := range []int{200, 120, 80, 60, 40, 20} {
+		got := treeHelp(w)
+		if strings.Contains(got, "\n") || ansi.StringWidth(got) > w {
+			t.Errorf("at %d columns the help line does not fit: %q", w, got)
+		}
+		if w >= 40 && !strings.Contains(got, "enter go") {
+			t.Errorf("at %d columns the help line lost enter: %q", w, got)
+		}
+		if w >= 120 && !strings.Contains(got, "escape close") {
+			t.Errorf("at %d columns the help line lost escape: %q", w, got)
+		}
+	}
+}
+
+// Program output and diffs fit the screen: tabs take 4 columns (a terminal
+// would give them 8 that the width does not count), and long lines break
+// at their spaces.
+func TestToolOutputFits(t *testing.T) {
+	st := newStyles()
+	v := &view{width: 40, st: &st, md: &replies{}}
+	out := &toolItem{name: "bash", done: true, output: "ok  \tgithub.com/devteam/orbit/internal/api\t0.012s\n" +
+		strings.Repeat("word ", 12) + "\n\tindented by a tab"}
+	edit := &toolItem{name: "edit", done: true, details: []byte(`{"diff":"- 108 \t\tslog.Debug(\"planned\", \"station\", st.ID, \"passes\", n)\n+ 108 \t\tslog.Debug(\"planned\")"}`)}
+	for _, it := range []*toolItem{out, edit} {
+		for _, l := range strings.Split(it.render(v), "\n") {
+			if w := ansi.StringWidth(l); w > v.width || strings.Contains(l, "\t") {
+				t.Errorf("%s: line %q is %d cells wide (or holds a tab)", it.name, ansi.Strip(l), w)
+			}
+		}
+	}
+	if got := ansi.Strip(out.render(v)); !strings.Contains(got, "\n  word word word word word word word\n") {
+		t.Errorf("output not broken at spaces:\n%s", got)
+	}
+}
+
+func TestCacheHit(t *testing.T) {
 	for _, c := range []struct {
-		p    *session.CustomEntry
+		u    llm.Usage
 		want string
 	}{
-		{compaction.PinEntry("keep the lexer small", ""), "[pin]: keep the lexer small"},
-		{compaction.UnpinEntry("0a1b2c3d"), "[unpin]"},
-		{&session.CustomEntry{CustomType: agent.CustomTypeUncompact, Data: []byte(`{"compactionId":"0a1b2c3d"}`)}, "[compaction undone]"},
-		{&session.CustomEntry{CustomType: "ext.state", Data: []byte(`{}`)}, "[ext.state]"},
-		{&session.CustomEntry{CustomType: compaction.CustomTypePin, Data: []byte(`{"text":"  "}`)}, "[prime.pin]"},
+		{llm.Usage{Input: 100}, ""},
+		{llm.Usage{Input: 100, CacheRead: 900}, "CH90.0%"},
+		{llm.Usage{Input: 10, CacheWrite: 990}, "CH0.0%"},
+		{llm.Usage{Input: 1, CacheRead: 2, CacheWrite: 1}, "CH50.0%"},
 	} {
-		line, err := session.EncodeEntry("1a2b3c4d", "", "2025-12-03T14:00:00.000Z", c.p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		e, err := session.NewEntry(line)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := describe(&session.Node{Entry: e}, nil, "").text; got != c.want {
-			t.Errorf("%s: %q, want %q", line, got, c.want)
+		if got := cacheHit(c.u); got != c.want {
+			t.Errorf("cacheHit(%+v) = %q, want %q", c.u, got, c.want)
 		}
 	}
 }

@@ -1,8 +1,9 @@
 // Package tui is Prime's interactive terminal UI: what "prime" opens on a
 // terminal. It renders the events of an agent.Agent and calls the agent's
-// methods; it holds no conversation logic of its own and never changes a
-// session but through the agent (the one other write is /settings and
-// Ctrl-T, which write the user's settings file through package settings).
+// methods; it holds no conversation logic of its own, reads the session
+// only through the agent's read models (the transcript, the tree, fork
+// points, preferences) and changes nothing but through the agent (/settings
+// and Ctrl-T save with Agent.SaveSetting).
 //
 // # Structure
 //
@@ -11,7 +12,7 @@
 // width and hold no terminal state:
 //
 //   - the transcript, a list of items (item): the header, user messages,
-//     replies (markdown through glamour, thinking shown or folded), one
+//     replies (markdown through package markdown, thinking shown or folded), one
 //     block per tool call (title, live output, elapsed time, a bounded
 //     preview, an edit's coloured diff), the compaction block (expanded:
 //     its receipt, then the summary) and the branch-summary block, the
@@ -49,6 +50,16 @@
 // line it prints, and on a terminal that keeps the cursor in the last
 // column after a full line (xterm's pending wrap) that erases the line's
 // last character.
+//
+// The footer stays on the last row. The renderer inserts a print above the
+// frame that is on the screen, so a print that takes items out of the live
+// area, or follows a print that cleared the screen, waits until the frame
+// without them has been written (drawClock; printWait where a test harness
+// owns the output), and is cut to the room above that frame; and once the
+// screen is full the live area never shrinks (the scrollback cannot come
+// back down): rows it gives up are kept blank above the editor until
+// printed text takes them.
+// Nothing is drawn before the terminal's size is known.
 //
 // # Decisions
 //

@@ -9,6 +9,7 @@ import (
 	"charm.land/lipgloss/v2"
 
 	"github.com/prime-agent/prime/agent"
+	"github.com/prime-agent/prime/internal/smallfile"
 	"github.com/prime-agent/prime/llm"
 )
 
@@ -24,6 +25,9 @@ type footer struct {
 	// background is what the summary written ahead of the threshold is
 	// doing.
 	background agent.BackgroundStatus
+	// permission is the permission mode's word ("sandbox", "ask"), ""
+	// for none shown.
+	permission string
 }
 
 // backgroundText is the footer's note on the background summary: being
@@ -78,6 +82,9 @@ func (f *footer) render(v *view) string {
 	if f.name != "" {
 		loc += " • " + f.name
 	}
+	if f.permission != "" {
+		loc += " • " + f.permission
+	}
 	line1 := v.st.muted.Render(truncate(loc, v.width))
 
 	var stats []string
@@ -93,6 +100,9 @@ func (f *footer) render(v *view) string {
 	}
 	if u.CacheWrite > 0 {
 		stats = append(stats, "W"+tokenCount(u.CacheWrite))
+	}
+	if ch := cacheHit(f.stats.Last); ch != "" {
+		stats = append(stats, ch)
 	}
 	if f.stats.Cost > 0 {
 		stats = append(stats, fmt.Sprintf("$%.3f", f.stats.Cost))
@@ -128,6 +138,11 @@ func (f *footer) render(v *view) string {
 	return line1 + "\n" + line2
 }
 
+// maxGitHead bounds what the footer reads of .git and HEAD: a cloned
+// repository can make either a FIFO (Prime would wait for a writer
+// before its first frame) or a link to /dev/zero (it would fill memory).
+const maxGitHead = 4096
+
 // gitBranch returns the branch checked out in the repository holding dir
 // (read from .git/HEAD, the worktree's when .git is a file), the short
 // commit for a detached head, or "" outside a repository.
@@ -138,7 +153,7 @@ func gitBranch(dir string) string {
 		if err == nil {
 			head := filepath.Join(p, "HEAD")
 			if !fi.IsDir() {
-				b, err := os.ReadFile(p)
+				b, err := smallfile.Read(p, maxGitHead)
 				if err != nil {
 					return ""
 				}
@@ -151,7 +166,7 @@ func gitBranch(dir string) string {
 				}
 				head = filepath.Join(g, "HEAD")
 			}
-			b, err := os.ReadFile(head)
+			b, err := smallfile.Read(head, maxGitHead)
 			if err != nil {
 				return ""
 			}
@@ -170,4 +185,14 @@ func gitBranch(dir string) string {
 		}
 		d = parent
 	}
+}
+
+// cacheHit is the latest reply's cache-hit share of its prompt (CH90.0%),
+// or "" without cache activity.
+func cacheHit(u llm.Usage) string {
+	if u.CacheRead+u.CacheWrite == 0 {
+		return ""
+	}
+	prompt := u.Input + u.CacheRead + u.CacheWrite
+	return fmt.Sprintf("CH%.1f%%", 100*float64(u.CacheRead)/float64(prompt))
 }

@@ -47,6 +47,7 @@ type harness struct {
 	cwd   string
 	agent string // the agent directory (models.json, settings.json)
 	mu    sync.Mutex
+	raw   bytes.Buffer // everything the program wrote, read by frame
 }
 
 // setup says how a harness starts.
@@ -57,10 +58,19 @@ type setup struct {
 	tools    []tool.Tool
 	builtins bool     // also Prime's own tools, working in the harness's directory
 	prompts  []string // Options.Prompts
+	// apiKey is the models.json apiKey of the fake's provider (default
+	// llmtest.Key); a variable's name that is not set leaves it without.
+	apiKey string
 	// agentCWD, when set, is the directory the agent's system prompt
 	// names instead of the temporary one, whose name varies in length:
 	// a test that pins token counts sets it.
 	agentCWD string
+	// approvals puts the tools' calls through the permission mode of the
+	// settings (no sandbox), the dialog answering what it asks.
+	approvals bool
+	// mcp is the agent directory's mcp.json; set, the agent connects
+	// its servers.
+	mcp string
 }
 
 func newHarness(t *testing.T, s setup) *harness {
@@ -72,7 +82,7 @@ func newHarness(t *testing.T, s setup) *harness {
 		window = 200000
 	}
 	models := map[string]any{"providers": map[string]any{m.Provider: map[string]any{
-		"baseUrl": m.BaseURL, "api": m.API, "apiKey": llmtest.Key,
+		"baseUrl": m.BaseURL, "api": m.API, "apiKey": cmpOr(s.apiKey, llmtest.Key),
 		"models": []any{map[string]any{"id": m.ID, "name": m.Name, "reasoning": true, "input": m.Input,
 			"contextWindow": window, "maxTokens": min(window/4, 32000), "cost": map[string]any{"input": 3, "output": 15}}},
 	}}}
@@ -82,6 +92,9 @@ func newHarness(t *testing.T, s setup) *harness {
 	}
 	write(t, filepath.Join(h.agent, "models.json"), string(b))
 	write(t, filepath.Join(h.agent, "settings.json"), cmpOr(s.settings, `{"retry": {"enabled": false}}`))
+	if s.mcp != "" {
+		write(t, filepath.Join(h.agent, "mcp.json"), s.mcp)
+	}
 	st, err := settings.Load(context.Background(), settings.Options{AgentDir: h.agent})
 	if err != nil {
 		t.Fatal(err)
@@ -102,16 +115,22 @@ func newHarness(t *testing.T, s setup) *harness {
 		tools = append(tools, tool.Builtins(tool.Env{CWD: h.cwd})...)
 	}
 	ev := NewEvents()
-	h.ag = agent.New(sess, agent.Config{
+	cfg := agent.Config{
 		Settings: st, AgentDir: h.agent, Getenv: func(string) string { return "" }, Events: ev.Send,
 		Model: m.Provider + "/" + m.ID, Tools: tools, CWD: cmpOr(s.agentCWD, h.cwd), NoContextFiles: true,
 		Now: func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) },
-	})
+		MCP: s.mcp != "",
+	}
+	if s.approvals {
+		cfg.Approvals = agent.ApprovalsAsk
+		cfg.Confinement = func() agent.Confinement { return agent.Confinement{NoSandbox: "none in this test"} }
+	}
+	h.ag = agent.New(sess, cfg)
 	t.Cleanup(func() { h.ag.Abort(); h.ag.Close() })
 	ctx, cancel := context.WithCancel(context.Background())
 	// The temporary directory is the home directory, so that the footer
 	// says ~/001 whatever the directory's name.
-	model := New(ctx, h.ag, Options{Version: "v0.0.0-test", Settings: st, CWD: h.cwd, Home: filepath.Dir(h.cwd), Prompts: s.prompts})
+	model := New(ctx, h.ag, Options{Version: "v0.0.0-test", CWD: h.cwd, Home: filepath.Dir(h.cwd), Prompts: s.prompts})
 	h.tm = teatest.NewTestModel(t, model, teatest.WithInitialTermSize(termWidth, termHeight))
 	h.emu = newEmulator(t)
 	done := make(chan struct{})
@@ -171,6 +190,7 @@ func (h *harness) frame() string {
 		}
 		// The program writes for a terminal that turns a line feed into
 		// a carriage return and a line feed (ONLCR), as a tty does.
+		h.raw.Write(buf[:n])
 		h.emu.Write(bytes.ReplaceAll(buf[:n], []byte("\n"), []byte("\r\n")))
 	}
 	var lines []string

@@ -13,6 +13,10 @@ import (
 // as one double press.
 const doublePress = 500 * time.Millisecond
 
+// exitPress is how long the hint after a first Ctrl-C lasts, and the second
+// press exits: long enough to read (pi's is about a second).
+const exitPress = time.Second
+
 // onKey handles a key press: the open selector's first, else the main keys,
 // else the editor's.
 func (m *Model) onKey(k tea.KeyPressMsg) tea.Cmd {
@@ -22,16 +26,15 @@ func (m *Model) onKey(k tea.KeyPressMsg) tea.Cmd {
 	}
 	switch k.String() {
 	case "ctrl+c":
-		if !m.lastCtrlC.IsZero() && m.now.Sub(m.lastCtrlC) < doublePress {
-			m.quitting = true
-			return nil
+		if m.exitHint() {
+			return m.exit()
 		}
 		m.lastCtrlC = m.now
 		m.editor.reset()
 		return nil
 	case "ctrl+d":
 		if m.editor.value() == "" {
-			m.quitting = true
+			return m.exit()
 		}
 		return nil
 	case "esc":
@@ -135,7 +138,7 @@ func (m *Model) escape() tea.Cmd {
 	case m.editor.value() == "":
 		if !m.lastEsc.IsZero() && m.now.Sub(m.lastEsc) < doublePress {
 			m.lastEsc = time.Time{}
-			switch m.opts.Settings.Interface().DoubleEscapeAction {
+			switch m.ag.Preferences().DoubleEscapeAction {
 			case "fork":
 				return m.openFork()
 			case "none":
@@ -173,4 +176,29 @@ func (m *Model) restoreQueue() tea.Cmd {
 		m.status("No queued messages to restore")
 	}
 	return nil
+}
+
+// exit quits. While the agent works (a run, a compaction, a shell command)
+// it stops it first and quits once it has stopped and what it left is
+// printed, so that the last frame shows the stop (the command's "aborted"
+// result, "Operation aborted"), not a tool frozen as running. exitWait
+// bounds the wait; pressed again meanwhile, it quits at once.
+func (m *Model) exit() tea.Cmd {
+	if m.exiting || m.stopped() {
+		m.quitting = true
+		return nil
+	}
+	m.exiting = true
+	ag := m.ag
+	return tea.Batch(async(func() resultMsg { ag.Abort(); ag.AbortBash(); return nil }),
+		tea.Tick(exitWait, func(time.Time) tea.Msg { return exitNowMsg{} }))
+}
+
+// exitWait is how long an exit waits for the agent to stop.
+const exitWait = 3 * time.Second
+
+// stopped reports whether nothing runs and everything finished is printed.
+func (m *Model) stopped() bool {
+	working := m.busy || m.compacting != "" || m.manual || m.summarizing || m.navigating || (m.bash != nil && !m.bash.done)
+	return !working && !m.printing && len(m.pending) == 0 && m.printable(m.printed) == m.printed
 }

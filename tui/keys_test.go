@@ -3,6 +3,7 @@ package tui
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
+	"github.com/prime-agent/prime/agent"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/llm/llmtest"
 	"github.com/prime-agent/prime/session"
@@ -88,7 +90,7 @@ func TestSettingsAutoCompaction(t *testing.T) {
 	h := newHarness(t, setup{})
 	h.waitText("0.0%/200k (auto)")
 	h.send("/settings")
-	h.waitText("auto-compaction  on")
+	h.waitFor("the settings list", func(f string) bool { return regexp.MustCompile(`auto-compaction +on`).MatchString(f) })
 	h.enter()
 	h.waitText("Auto-compaction off")
 	h.waitFor("the meter without (auto)", func(f string) bool { return strings.Contains(f, "0.0%/200k ") && !strings.Contains(f, "(auto)") })
@@ -126,15 +128,11 @@ func TestShellCommands(t *testing.T) {
 	var got []string
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		got = nil
-		h.ag.View(func(s *session.Session) {
-			for _, e := range s.Entries() {
-				if m, err := e.Message(); err == nil {
-					if b, ok := m.(*session.BashExecution); ok {
-						got = append(got, b.Command+" exclude="+boolText(b.ExcludeFromContext))
-					}
-				}
+		for _, it := range h.ag.Transcript().Items {
+			if it.Kind == agent.TranscriptBash {
+				got = append(got, it.Bash.Command+" exclude="+boolText(it.Bash.ExcludeFromContext))
 			}
-		})
+		}
 		if strings.Join(got, "|") == want {
 			return
 		}
@@ -193,7 +191,7 @@ func TestResumeShowsCompactionFirst(t *testing.T) {
 	file := h.file
 
 	h2 := newHarness(t, setup{settings: compactSettings, session: file})
-	f := h2.waitText("Session compacted 1 time(s)")
+	f := h2.waitText("Session compacted 1 time")
 	block := strings.Index(f, "[compaction]")
 	kept := strings.Index(f, "and the lexer?")
 	first := strings.Index(f, "where is the parser?")
@@ -218,7 +216,7 @@ func TestSessionCommands(t *testing.T) {
 	h.send("/session")
 	h.waitText("[session]", "Messages", "Cost")
 	h.send("/hotkeys")
-	h.waitText("Keys", "alt+enter", "/export [file.jsonl]")
+	h.waitText("Keys", "alt+enter", "/export [file.html]")
 	h.send("/copy")
 	h.waitText("Copied the last reply to the clipboard")
 	h.send("/export out.jsonl")
@@ -231,7 +229,16 @@ func TestSessionCommands(t *testing.T) {
 		t.Errorf("the export holds %d entries", n)
 	}
 	h.send("/export out.html")
-	h.waitText("/export writes JSONL session files only")
+	h.waitText("Exported to ~/001/out.html")
+	page, err := os.ReadFile(filepath.Join(h.cwd, "out.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(page), `<svg id="ctx-chart"`) || !strings.Contains(string(page), "Answer one.") {
+		t.Errorf("the HTML export lacks the chart or the reply (%d bytes)", len(page))
+	}
+	h.send("/export out.txt")
+	h.waitText("/export writes an HTML page")
 	// /fork from the only question: a new session, its text in the editor.
 	before := h.ag.State().SessionFile
 	h.send("/fork")
@@ -368,13 +375,9 @@ func TestBranchSummaryCancelled(t *testing.T) {
 	h.key(tea.KeyEscape)
 	h.waitFor("the tree closed", func(f string) bool { return !strings.Contains(f, "Session Tree") })
 	var leafText string
-	h.ag.View(func(s *session.Session) {
-		if m, err := s.Leaf().Message(); err == nil {
-			if a, ok := m.(*llm.AssistantMessage); ok {
-				leafText = a.Text()
-			}
-		}
-	})
+	if items := h.ag.Transcript().Items; len(items) > 0 && items[len(items)-1].Kind == agent.TranscriptAssistant {
+		leafText = items[len(items)-1].Message.(*llm.AssistantMessage).Text()
+	}
 	if leafText != "Noted: the lexer is next." {
 		t.Errorf("the leaf moved to %q", leafText)
 	}
@@ -405,15 +408,11 @@ func TestPasteAndDoubleEscape(t *testing.T) {
 	h.enter()
 	h.waitIdle("Got both lines.")
 	var sent string
-	h.ag.View(func(s *session.Session) {
-		for _, e := range s.LeafPath() {
-			if m, err := e.Message(); err == nil {
-				if u, ok := m.(*llm.UserMessage); ok {
-					sent = userText(u.Content)
-				}
-			}
+	for _, it := range h.ag.Transcript().Items {
+		if it.Kind == agent.TranscriptUser {
+			sent = userText(it.Message.(*llm.UserMessage).Content)
 		}
-	})
+	}
 	if sent != "first pasted line\nsecond pasted line" {
 		t.Errorf("sent %q", sent)
 	}
@@ -493,13 +492,17 @@ func TestTreeLabels(t *testing.T) {
 	h.key('l', tea.ModCtrl)
 	h.waitText("(1/1) [labeled]")
 	var label string
-	h.ag.View(func(s *session.Session) {
-		for _, e := range s.Entries() {
-			if l := s.Label(e.ID); l != "" {
-				label = l
-			}
+	tree, err := h.ag.Tree(agent.TreeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for stack := tree.Roots; len(stack) > 0; {
+		n := stack[len(stack)-1]
+		stack = append(stack[:len(stack)-1], n.Children...)
+		if n.Label != "" {
+			label = n.Label
 		}
-	})
+	}
 	if label != "milestone" {
 		t.Errorf("the session's label is %q", label)
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/prime-agent/prime/agent"
 	"github.com/prime-agent/prime/llm"
-	"github.com/prime-agent/prime/session"
 )
 
 // load builds the transcript again from the session's current path: the
@@ -20,14 +19,10 @@ func (m *Model) load(first bool) {
 	h := &headerItem{version: m.opts.Version, ready: !first}
 	m.fillHeader(h)
 	items := []item{h}
-	var compactions int
-	m.ag.View(func(s *session.Session) {
-		var rest []item
-		rest, compactions = pathItems(s.LeafPath())
-		items = append(items, rest...)
-	})
-	if compactions > 0 {
-		items = append(items, &noticeItem{text: fmt.Sprintf("Session compacted %d time(s)", compactions)})
+	tr := m.ag.Transcript()
+	items = append(items, transcriptItems(tr)...)
+	if compactions := tr.Compactions; compactions > 0 {
+		items = append(items, &noticeItem{text: fmt.Sprintf("Session compacted %d %s", compactions, plural(compactions, "time", "times"))})
 	}
 	// Status lines not printed yet (a command's result that came before
 	// the agent's SessionChanged) stay, after the new transcript.
@@ -57,55 +52,16 @@ func (m *Model) shortPath(p string) string {
 	return p
 }
 
-// pathItems turns the entries of a root-to-leaf path into transcript
-// items, and counts the compactions on it.
-func pathItems(path []*session.Entry) ([]item, int) {
-	last, count := -1, 0
-	hidden := map[string]bool{}
-	for i, e := range path {
-		switch e.Type {
-		case session.TypeCompaction:
-			last = i
-			count++
-		case session.TypeContextEdit:
-			if p, err := e.Payload(); err == nil {
-				if ce, ok := p.(*session.ContextEditEntry); ok && ce.Replacement == nil {
-					hidden[ce.TargetID] = true
-				}
-			}
-		}
-	}
+// transcriptItems turns the agent's transcript into items.
+func transcriptItems(tr agent.Transcript) []item {
 	var items []item
-	entries := path
-	if last >= 0 {
-		if c, ok := entryItem(path[last]); ok {
-			items = append(items, c)
-		}
-		kept := session.KeptStart(path, last)
-		if kept < 0 {
-			kept = last
-		}
-		entries = append(append([]*session.Entry(nil), path[kept:last]...), path[last+1:]...)
-	}
 	tools := map[string]*toolItem{}
-	for _, e := range entries {
-		if hidden[e.ID] || e.Type == session.TypeCompaction {
-			continue
-		}
-		if e.Type != session.TypeMessage {
-			if it, ok := entryItem(e); ok {
-				items = append(items, it)
-			}
-			continue
-		}
-		msg, err := e.Message()
-		if err != nil {
-			continue
-		}
-		switch msg := msg.(type) {
-		case *llm.UserMessage:
-			items = append(items, &userItem{text: userText(msg.Content)})
-		case *llm.AssistantMessage:
+	for _, it := range tr.Items {
+		switch it.Kind {
+		case agent.TranscriptUser:
+			items = append(items, &userItem{text: userText(it.Message.(*llm.UserMessage).Content)})
+		case agent.TranscriptAssistant:
+			msg := it.Message.(*llm.AssistantMessage)
 			a := &assistantItem{}
 			a.finish(msg)
 			items = append(items, a)
@@ -114,7 +70,8 @@ func pathItems(path []*session.Entry) ([]item, int) {
 				tools[c.ID] = t
 				items = append(items, t)
 			}
-		case *llm.ToolResultMessage:
+		case agent.TranscriptToolResult:
+			msg := it.Message.(*llm.ToolResultMessage)
 			t := tools[msg.ToolCallID]
 			if t == nil {
 				t = &toolItem{id: msg.ToolCallID, name: msg.ToolName}
@@ -122,13 +79,17 @@ func pathItems(path []*session.Entry) ([]item, int) {
 			}
 			t.output, t.details, t.isError = llm.TextOf(msg.Content), msg.Details, msg.IsError
 			t.done, t.took = true, time.Duration(msg.DurationMs)*time.Millisecond
-		case *session.BashExecution:
-			items = append(items, &bashItem{command: msg.Command, exclude: msg.ExcludeFromContext, output: msg.Output, done: true,
-				exitCode: msg.ExitCode, cancelled: msg.Cancelled, truncated: msg.Truncated, fullPath: msg.FullOutputPath})
-		case *session.CustomMessage:
-			if msg.Display {
-				items = append(items, &customItem{customType: msg.CustomType, text: llm.TextOf(msg.Content)})
-			}
+		case agent.TranscriptBash:
+			b := it.Bash
+			items = append(items, &bashItem{command: b.Command, exclude: b.ExcludeFromContext, output: b.Output, done: true,
+				exitCode: b.ExitCode, cancelled: b.Cancelled, truncated: b.Truncated, fullPath: b.FullOutputPath})
+		case agent.TranscriptCustom:
+			items = append(items, &customItem{customType: it.CustomType, text: llm.TextOf(it.Content)})
+		case agent.TranscriptCompaction:
+			c := it.Compaction
+			items = append(items, &compactionItem{tokensBefore: c.TokensBefore, instructions: c.Instructions, summary: c.Summary, receipt: c.Receipt})
+		case agent.TranscriptBranchSummary:
+			items = append(items, &branchItem{summary: it.Summary})
 		}
 	}
 	// A call whose result never came (an interrupted session) is shown as
@@ -136,27 +97,5 @@ func pathItems(path []*session.Entry) ([]item, int) {
 	for _, t := range tools {
 		t.done = true
 	}
-	return items, count
-}
-
-// entryItem is the item of an entry that is not a message: the
-// [compaction] and [branch] blocks and displayed custom messages.
-func entryItem(e *session.Entry) (item, bool) {
-	p, err := e.Payload()
-	if err != nil {
-		return nil, false
-	}
-	switch p := p.(type) {
-	case *session.CompactionEntry:
-		// A receipt that cannot be read leaves the block as pi shows it.
-		r, _ := agent.ReceiptOf(e)
-		return &compactionItem{tokensBefore: p.TokensBefore, instructions: p.CustomInstructions, summary: p.Summary, receipt: r}, true
-	case *session.BranchSummaryEntry:
-		return &branchItem{summary: p.Summary}, true
-	case *session.CustomMessageEntry:
-		if p.Display {
-			return &customItem{customType: p.CustomType, text: llm.TextOf(p.Content)}, true
-		}
-	}
-	return nil, false
+	return items
 }

@@ -1,66 +1,65 @@
 package tui
 
 import (
-	"strings"
+	"image/color"
 
-	"charm.land/glamour/v2"
-	gansi "charm.land/glamour/v2/ansi"
-	gstyles "charm.land/glamour/v2/styles"
+	"charm.land/lipgloss/v2"
+
+	"github.com/prime-agent/prime/tui/markdown"
 )
 
-// markdown renders model text as styled terminal text (glamour), one
-// renderer per width, and remembers the last result of each text so that a
-// reply streamed delta by delta, or redrawn unchanged, is not parsed again.
-type markdown struct {
-	width    int
-	renderer *glamour.TermRenderer
-	cache    map[string]string
+// replies renders model text as styled terminal text and remembers the
+// last result of each text at the width drawn, so that a transcript drawn
+// again unchanged is not parsed again.
+type replies struct {
+	r     *markdown.Renderer
+	width int
+	cache map[string]string
 }
 
-// markdownStyle is glamour's dark style without the document's margin and
-// blank lines around it: the transcript places blocks itself.
-func markdownStyle() gansi.StyleConfig {
-	c := gstyles.DarkStyleConfig
-	zero := uint(0)
-	c.Document.Margin = &zero
-	c.Document.BlockPrefix = ""
-	c.Document.BlockSuffix = ""
-	c.Document.Color = nil
-	return c
-}
-
-// render returns text rendered for width cells. Should glamour fail, the
-// text is shown as it is, wrapped: a reply is never lost to a rendering
-// problem.
-func (md *markdown) render(text string, width int) string {
-	if width < 10 {
-		width = 10
+// markdownTheme is the look of replies, in the terminal's own 16 colours.
+func markdownTheme() markdown.Theme {
+	fg := func(c color.Color) lipgloss.Style { return lipgloss.NewStyle().Foreground(c) }
+	muted := fg(lipgloss.BrightBlack)
+	return markdown.Theme{
+		Heading1: lipgloss.NewStyle().Bold(true).Underline(true).Foreground(lipgloss.Cyan),
+		Heading2: lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Cyan),
+		Heading:  lipgloss.NewStyle().Bold(true),
+		Bold:     lipgloss.NewStyle().Bold(true),
+		Italic:   lipgloss.NewStyle().Italic(true),
+		Strike:   lipgloss.NewStyle().Strikethrough(true),
+		Code:     fg(lipgloss.Yellow),
+		Link:     lipgloss.NewStyle().Underline(true).Foreground(lipgloss.Blue),
+		URL:      muted, Marker: fg(lipgloss.Cyan), Quote: muted, Rule: muted, Border: muted, Fence: muted, HTML: muted,
+		Keyword: fg(lipgloss.Magenta), String: fg(lipgloss.Green), Comment: muted, Number: fg(lipgloss.Yellow),
+		Type: fg(lipgloss.Cyan), Added: fg(lipgloss.Green), Removed: fg(lipgloss.Red), Hunk: fg(lipgloss.Cyan),
 	}
-	if md.renderer == nil || md.width != width {
-		r, err := glamour.NewTermRenderer(glamour.WithStyles(markdownStyle()), glamour.WithWordWrap(width))
-		if err != nil {
-			return wrap(text, width)
-		}
-		md.renderer, md.width, md.cache = r, width, map[string]string{}
+}
+
+// render returns finished text rendered for width cells.
+func (md *replies) render(text string, width int) string {
+	if md.r == nil {
+		md.r = markdown.New(markdownTheme())
+	}
+	if md.width != width || md.cache == nil {
+		md.width, md.cache = width, map[string]string{}
 	}
 	if out, ok := md.cache[text]; ok {
 		return out
 	}
-	out, err := md.renderer.Render(text)
-	if err != nil {
-		out = wrap(text, width)
-	}
-	out = strings.Trim(out, "\n")
-	// Lines glamour pads to the width end in spaces; drop them so that
-	// copying from the terminal gives the text.
-	lines := strings.Split(out, "\n")
-	for i, l := range lines {
-		lines[i] = strings.TrimRight(l, " ")
-	}
-	out = strings.Join(lines, "\n")
+	out := md.r.Render(text, width)
 	if len(md.cache) > 512 {
 		md.cache = map[string]string{}
 	}
 	md.cache[text] = out
 	return out
+}
+
+// renderPartial renders a reply still streaming (nothing remembered: the
+// text changes with each delta).
+func (md *replies) renderPartial(text string, width int) string {
+	if md.r == nil {
+		md.r = markdown.New(markdownTheme())
+	}
+	return md.r.RenderPartial(text, width)
 }

@@ -1,20 +1,14 @@
 package tui
 
 import (
-	"cmp"
 	"context"
-	"errors"
-	"strings"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/prime-agent/prime/agent"
-	"github.com/prime-agent/prime/compaction"
 	"github.com/prime-agent/prime/internal/numfmt"
 	"github.com/prime-agent/prime/llm"
-	"github.com/prime-agent/prime/session"
-	"github.com/prime-agent/prime/settings"
 )
 
 // Model is the UI's one bubbletea model. It owns every piece of screen
@@ -27,9 +21,10 @@ type Model struct {
 	ag   *agent.Agent
 	opts Options
 	st   styles
-	md   markdown
+	md   replies
 
 	width, height int
+	sized         bool // the terminal's size is known
 	expanded      bool
 	showThinking  bool
 	// statsPending is set while the session's first sums (the footer's
@@ -46,8 +41,30 @@ type Model struct {
 	printing bool
 	// pending are the pieces of text waiting to be printed, in order.
 	pending []printPiece
-	// liveLines is the height of the live area as last drawn.
-	liveLines int
+	// liveLines is the height of the live area as last drawn; it drew the
+	// items [liveStart, liveEnd).
+	liveLines, liveStart, liveEnd int
+	// screenRows is at least the rows of the screen printed text takes
+	// (counted since the last time the screen was cleared, at most its
+	// height): with the live area below, a full screen.
+	screenRows int
+	// floor is the least height of the live area while the screen is
+	// full, pad the blank rows at its top that keep it there: a live area
+	// that shrank would leave blank rows below the footer (the scrollback
+	// cannot come back down), so it keeps its height until printed text
+	// takes the rows it gives up. (Closing /tree leaves such rows above the
+	// editor. pi too leaves the rows a shrinking screen gives up, by
+	// default — its terminal.clearOnShrink is off, a full redraw flickers —
+	// but below its footer; here the footer stays on the last row.)
+	floor, pad int
+	// shrank is when the live area was last drawn shorter than before,
+	// shrankView (with a drawClock) that view's number.
+	shrank     time.Time
+	shrankView uint64
+	// drawn, when the terminal's writes pass through it, tells when a
+	// view has been written (nil under test harnesses that own the
+	// output: prints then wait printWait).
+	drawn *drawClock
 	// repaint asks for the scrollback to be cleared and the transcript
 	// printed again (a new width, Ctrl-O, Ctrl-T, another session).
 	repaint bool
@@ -66,13 +83,19 @@ type Model struct {
 	busy        bool
 	compacting  agent.Reason // "" when no compaction runs
 	compactNote string       // what the compaction is doing now
-	manual      bool         // a /compact the UI started is running
+	cprog       compactProgress
+	manual      bool // a /compact the UI started is running
 	summarizing bool
 	navigating  bool
 	retry       *agent.RetryStart
 	retryAt     time.Time
+	failed      *assistantItem // the failed reply held until the run ends (retry.go)
 	steering    []string
 	followUp    []string
+	// undoPins are the pins before an /uncompact this UI started
+	// (undoing), to say what the undo did to them.
+	undoPins []agent.Pin
+	undoing  bool
 	// held are messages typed during a compaction, sent once it ends.
 	held []heldMessage
 
@@ -82,16 +105,20 @@ type Model struct {
 	serial  []func() tea.Msg
 	calling bool
 
-	// started is set once the renderer has drawn the live area (a moment
-	// after Init): printing above the live area before that would place
-	// the text at the top of the screen instead of where the UI begins.
+	// started is set once the first frame is out (start.go): until then
+	// the live area is not drawn, so that the first thing the terminal
+	// shows is the whole layout, the transcript above the live area.
 	started   bool
+	starting  bool // the first frame is on its way
 	frame     int
 	ticking   bool
 	now       time.Time
 	lastCtrlC time.Time
 	lastEsc   time.Time
 	quitting  bool
+	// exiting is set when the user asked to exit while the agent worked:
+	// it is stopped first (exit).
+	exiting bool
 	// bashSeq numbers the user's shell commands.
 	bashSeq int
 }
@@ -108,16 +135,22 @@ type (
 	eventsMsg []agent.Event
 	// printedMsg says a chunk of transcript reached the scrollback.
 	printedMsg struct{}
+	// clearedMsg says the screen was cleared for a print (redrawn).
+	clearedMsg struct{}
+	// waitedMsg ends a print's wait for the renderer (printWait).
+	waitedMsg struct{}
 	// tickMsg animates the indicators and the elapsed times.
 	tickMsg time.Time
 	// resultMsg applies the outcome of a command's work to the model.
 	resultMsg func(m *Model) tea.Cmd
 	// serialDoneMsg applies a serial call's outcome and starts the next.
 	serialDoneMsg struct{ then resultMsg }
+	// exitNowMsg ends the wait of an exit for the agent to stop (exit).
+	exitNowMsg struct{}
+	// startedMsg says the first frame has been written (startFrame).
+	startedMsg struct{}
 	// branchMsg delivers the git branch.
 	branchMsg string
-	// startedMsg says the renderer has had time to draw the first frame.
-	startedMsg struct{}
 )
 
 // New returns the model for an agent. Use Run to start it on a terminal;
@@ -129,9 +162,10 @@ func New(ctx context.Context, ag *agent.Agent, opts Options) *Model {
 		tools: map[string]*toolItem{}, streamTools: map[int]*toolItem{},
 		editor: newEditor(), width: 80, height: 24,
 	}
-	m.showThinking = !opts.Settings.Interface().HideThinkingBlock
+	m.showThinking = !ag.Preferences().HideThinkingBlock
 	m.now = m.clock()
 	m.load(true)
+	m.footer.branch = gitBranch(opts.CWD) // in the first frame, not a moment after
 	m.checkLong()
 	m.refreshFooter()
 	return m
@@ -140,7 +174,7 @@ func New(ctx context.Context, ag *agent.Agent, opts Options) *Model {
 // checkLong sets statsPending when the session is long enough for its first
 // sums to be made off the UI.
 func (m *Model) checkLong() {
-	m.ag.View(func(s *session.Session) { m.statsPending = s.Len() >= asyncStatsEntries })
+	m.statsPending = m.ag.EntryCount() >= asyncStatsEntries
 }
 
 // asyncStatsEntries is the session length from which the first sums of the
@@ -173,10 +207,9 @@ func (m *Model) clock() time.Time {
 	return time.Now()
 }
 
-// Init looks up the git branch and sends the first message, if any.
+// Init has the agent choose its model and sends the first message, if any.
 func (m *Model) Init() tea.Cmd {
-	cmds := []tea.Cmd{m.branchCmd(), m.chooseModel(), m.statsCmd(),
-		tea.Tick(startDelay, func(time.Time) tea.Msg { return startedMsg{} })}
+	cmds := []tea.Cmd{m.chooseModel()} // the sums wait for the first frame (startFrame)
 	for i, p := range m.opts.Prompts {
 		behavior := agent.Steer
 		if i > 0 {
@@ -200,7 +233,7 @@ func (m *Model) chooseModel() tea.Cmd {
 				h.ready = true
 			}
 			if err != nil {
-				m.warn(err.Error())
+				m.warn(noModelHint(err))
 			}
 			return nil
 		}
@@ -220,7 +253,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.Width != m.width && m.printed > 0 {
 			m.repaint = true
 		}
-		m.width, m.height = msg.Width, msg.Height
+		m.width, m.height, m.sized = msg.Width, msg.Height, true
+		m.floor = 0
 		m.editor.setWidth(m.width)
 	case eventsMsg:
 		dirty := false
@@ -233,6 +267,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	case printedMsg:
 		m.printing = false
+	case clearedMsg:
+		cmds = append(cmds, m.redrawn())
+	case waitedMsg:
 	case tickMsg:
 		m.now = time.Time(msg)
 		m.frame++
@@ -242,6 +279,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			// next check reports it: the footer asks.
 			m.footer.background = m.ag.BackgroundSummary()
 		}
+	case exitNowMsg:
+		m.quitting = true
 	case startedMsg:
 		m.started = true
 	case branchMsg:
@@ -264,6 +303,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m.overlay != nil {
 			cmds = append(cmds, m.overlay.paste(m, msg.Content))
 		} else {
+			msg.Content = imagePaste(msg.Content)
 			cmds = append(cmds, m.editor.update(msg))
 		}
 	default:
@@ -271,8 +311,15 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			cmds = append(cmds, m.editor.update(msg))
 		}
 	}
+	if m.exiting && m.stopped() {
+		m.quitting = true
+	}
 	if m.quitting {
 		return m, tea.Quit
+	}
+	switch msg.(type) {
+	case tea.KeyPressMsg, tea.PasteMsg, resultMsg, serialDoneMsg, printedMsg:
+		m.settlePad()
 	}
 	cmds = append(cmds, m.flush(), m.tick())
 	return m, tea.Batch(cmds...)
@@ -314,221 +361,21 @@ func (m *Model) add(it item) {
 
 func (m *Model) status(text string) { m.add(&noticeItem{level: agent.NoticeInfo, text: text}) }
 func (m *Model) warn(text string)   { m.add(&noticeItem{level: agent.NoticeWarning, text: text}) }
-func (m *Model) fail(text string)   { m.add(&noticeItem{level: agent.NoticeError, text: text}) }
+
+// fail shows an error, unless the same error is the last thing shown
+// (a message sent again after it failed fails the same way: saying it
+// twice tells the user nothing new).
+func (m *Model) fail(text string) {
+	if n := len(m.items); n > 0 {
+		if last, ok := m.items[n-1].(*noticeItem); ok && last.level == agent.NoticeError && last.text == text {
+			return
+		}
+	}
+	m.add(&noticeItem{level: agent.NoticeError, text: text})
+}
 
 func (m *Model) newView() *view {
 	return &view{width: max(m.width, 10), expanded: m.expanded, showThinking: m.showThinking, st: &m.st, md: &m.md, now: m.now, frame: m.frame}
-}
-
-// flush hands the finished items at the head of the live area to the
-// scrollback, in order: one print at a time, the next when the terminal
-// has it. A status line stays live while it is the last item, so that the
-// next status can replace it.
-//
-// A print taller than the room above the live area would scroll the live
-// area itself into the scrollback (the renderer makes room by scrolling
-// the whole screen), so the text goes out in pieces that fit.
-func (m *Model) flush() tea.Cmd {
-	if m.printing || !m.started {
-		return nil
-	}
-	if m.repaint {
-		m.pending = nil // all of it is printed again
-	}
-	if len(m.pending) == 0 {
-		m.collect()
-	}
-	if len(m.pending) == 0 {
-		return nil
-	}
-	piece := m.pending[0]
-	m.pending = m.pending[1:]
-	m.printing = true
-	cmds := []tea.Cmd{tea.Println(piece.text)}
-	if piece.clear {
-		cmds = append(cmds, tea.ClearScreen)
-	}
-	cmds = append(cmds, func() tea.Msg { return printedMsg{} })
-	return tea.Sequence(cmds...)
-}
-
-// printPiece is a part of the transcript on its way to the scrollback;
-// clear erases the screen and the scrollback first.
-type printPiece struct {
-	text  string
-	clear bool
-}
-
-// printable returns the end of the run of items from start that are ready
-// for the scrollback: finished, except a status line that is the last item
-// (the next status may replace it).
-func (m *Model) printable(start int) int {
-	end := start
-	for end < len(m.items) && m.items[end].finished() {
-		if n, ok := m.items[end].(*noticeItem); ok && n.level == agent.NoticeInfo && end == len(m.items)-1 && !m.repaint {
-			break
-		}
-		end++
-	}
-	return end
-}
-
-// collect renders the items ready for the scrollback into pieces.
-func (m *Model) collect() {
-	start := m.printed
-	if m.repaint {
-		start = 0
-	}
-	end := m.printable(start)
-	if end == start && !m.repaint {
-		return
-	}
-	v := m.newView()
-	// One column short of the terminal: bubbletea ends each printed line
-	// by erasing the rest of it, and a terminal whose cursor waits in the
-	// last column after a full line (xterm's pending wrap) erases that
-	// column's character with it.
-	v.width = max(m.width-1, 10)
-	var chunks []string
-	for i, it := range m.items[start:end] {
-		if s := it.render(v); s != "" {
-			if start+i > 0 {
-				s = "\n" + s // a blank line between blocks
-			}
-			chunks = append(chunks, s)
-		}
-	}
-	m.printed = end
-	lines := strings.Split(strings.Join(chunks, "\n"), "\n")
-	clear := m.repaint
-	m.repaint = false
-	if len(chunks) == 0 && !clear {
-		return
-	}
-	room := max(m.height-m.liveLines-2, 1)
-	for len(lines) > 0 {
-		n := min(room, len(lines))
-		text := strings.Join(lines[:n], "\n")
-		lines = lines[n:]
-		if clear {
-			// Erase the screen and the scrollback, then print everything
-			// again from the top; the renderer redraws the live area below.
-			text = "\x1b[H\x1b[2J\x1b[3J" + text
-		}
-		m.pending = append(m.pending, printPiece{text: text, clear: clear})
-		clear = false
-	}
-}
-
-// View draws the live area: the items still changing, the queued messages,
-// the editor (or the selector open in its place) and the footer.
-func (m *Model) View() tea.View {
-	v := m.newView()
-	var parts []string
-	// Items about to be printed are not drawn here too: a frame holding
-	// them would be scrolled into the scrollback by their print.
-	for _, it := range m.items[m.printable(min(m.printed, len(m.items))):] {
-		if s := it.render(v); s != "" {
-			parts = append(parts, s)
-		}
-	}
-	var below strings.Builder
-	if q := m.queueLines(v); q != "" {
-		below.WriteString("\n" + q + "\n")
-	}
-	below.WriteString("\n")
-	if m.overlay != nil {
-		below.WriteString(m.overlay.render(m, v) + "\n")
-	} else {
-		rule := m.st.rule
-		if strings.HasPrefix(m.editor.value(), "!") {
-			rule = m.st.warning
-		}
-		below.WriteString(m.editor.render(v, m.indicator(), rule) + "\n")
-	}
-	below.WriteString(m.footer.render(v))
-	// The live area never grows past the screen: what changes there (a
-	// reply being streamed) shows its end, and reaches the scrollback whole
-	// once it is finished. A taller frame would push copies of itself into
-	// the scrollback.
-	live := strings.Join(parts, "\n\n")
-	if live != "" {
-		room := m.height - strings.Count(below.String(), "\n") - 2
-		lines := strings.Split(live, "\n")
-		if len(lines) > room {
-			lines = lines[len(lines)-max(room, 0):]
-		}
-		live = strings.Join(lines, "\n")
-	}
-	content := below.String()
-	if live != "" {
-		if m.printed > 0 {
-			live = "\n" + live // the blank line the print will have
-		}
-		content = live + "\n" + content
-	}
-	m.liveLines = strings.Count(content, "\n") + 1
-	out := tea.NewView(content)
-	out.WindowTitle = "prime"
-	return out
-}
-
-// startDelay is how long the first print waits for the renderer's first
-// frame (it draws 60 frames a second).
-const startDelay = 100 * time.Millisecond
-
-var spinnerFrames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
-
-// indicator is the line drawn in the editor's top rule while the agent
-// works: the working, retry, compaction or branch-summary loader.
-func (m *Model) indicator() string {
-	spin := m.st.accent.Render(spinnerFrames[m.frame%len(spinnerFrames)])
-	switch {
-	case m.compacting != "" || m.manual:
-		text := "compacting… (escape to cancel)"
-		switch m.compacting {
-		case agent.ReasonThreshold:
-			text = "auto-compacting… (escape to cancel)"
-		case agent.ReasonOverflow:
-			text = "context overflow: compacting… (escape to cancel)"
-		}
-		if m.compactNote != "" {
-			text += " " + m.st.muted.Render(m.compactNote)
-		}
-		return spin + " " + text
-	case m.summarizing || m.navigating:
-		return spin + " summarizing branch… (escape to cancel)"
-	case m.retry != nil:
-		left := max(m.retryAt.Sub(m.now), 0).Round(time.Second)
-		return spin + " " + m.st.warning.Render("retrying ("+itoa(m.retry.Attempt)+"/"+itoa(m.retry.MaxAttempts)+") in "+left.String()+"… (escape to cancel)")
-	case m.bash != nil && !m.bash.done:
-		return spin + " running $ " + truncate(oneLine(m.bash.command), 40)
-	case m.busy:
-		return spin + " working… (escape to interrupt)"
-	}
-	if !m.lastCtrlC.IsZero() && m.now.Sub(m.lastCtrlC) < doublePress {
-		return m.st.muted.Render("ctrl+c again to exit")
-	}
-	return ""
-}
-
-// queueLines lists the messages waiting: the agent's steering and
-// follow-up queues, and those held back during a compaction.
-func (m *Model) queueLines(v *view) string {
-	var lines []string
-	for _, s := range m.steering {
-		lines = append(lines, v.st.muted.Render(truncate("Steering: "+oneLine(s), v.width)))
-	}
-	for _, s := range m.followUp {
-		lines = append(lines, v.st.muted.Render(truncate("Follow-up: "+oneLine(s), v.width)))
-	}
-	for _, h := range m.held {
-		lines = append(lines, v.st.muted.Render(truncate("After compaction: "+oneLine(h.text), v.width)))
-	}
-	if len(m.steering)+len(m.followUp) > 0 {
-		lines = append(lines, v.st.dim.Render("↳ alt+up to edit all queued messages"))
-	}
-	return strings.Join(lines, "\n")
 }
 
 // changesFooter reports whether an event can change what the footer
@@ -547,6 +394,7 @@ func changesFooter(e agent.Event) bool {
 func (m *Model) refreshFooter() {
 	s := m.ag.State()
 	m.footer.cwd, m.footer.home = m.opts.CWD, m.opts.Home
+	m.footer.permission = permissionLabel(m.ag, m.opts.Sandboxed)
 	m.footer.name = s.SessionName
 	m.footer.usage = s.Context
 	m.footer.auto = s.AutoCompaction
@@ -581,301 +429,21 @@ func (m *Model) nextSerial() tea.Cmd {
 	return next
 }
 
-// submit sends what the user typed: a command, a shell command, or a
-// message for the model (held back while a compaction runs).
-func (m *Model) submit(text string, behavior agent.Behavior) tea.Cmd {
-	trimmed := strings.TrimSpace(text)
-	if trimmed == "" {
-		return nil
-	}
-	if name, args, ok := parseCommand(trimmed); ok {
-		return m.command(name, args)
-	}
-	if w := unknownCommand(trimmed); w != "" {
-		m.warn("Unknown command " + w + ": type / to see the commands")
-		if m.editor.value() == "" {
-			m.editor.setValue(text)
-		}
-		return nil
-	}
-	if cmd, ok := strings.CutPrefix(trimmed, "!!"); ok {
-		return m.runBash(strings.TrimSpace(cmd), true)
-	}
-	if cmd, ok := strings.CutPrefix(trimmed, "!"); ok {
-		return m.runBash(strings.TrimSpace(cmd), false)
-	}
-	if m.compacting != "" || m.manual || m.navigating {
-		m.held = append(m.held, heldMessage{text: text, behavior: behavior})
-		m.status("Queued message for after compaction")
-		return nil
-	}
-	return m.prompt(text, behavior)
-}
-
-// prompt hands a message to the agent. A message the agent refuses goes
-// back into the editor, so that nothing typed is lost.
-func (m *Model) prompt(text string, behavior agent.Behavior) tea.Cmd {
-	ctx, ag := m.ctx, m.ag
-	return m.call(func() resultMsg {
-		_, err := ag.Prompt(ctx, text, agent.PromptOptions{Behavior: behavior})
-		return func(m *Model) tea.Cmd {
-			if err != nil {
-				m.fail(err.Error())
-				if m.editor.value() == "" {
-					m.editor.setValue(text)
-				}
-			}
-			return nil
-		}
-	})
-}
-
-// releaseHeld sends the messages held during a compaction.
-func (m *Model) releaseHeld() tea.Cmd {
-	held := m.held
-	m.held = nil
-	var cmds []tea.Cmd
-	for _, h := range held {
-		cmds = append(cmds, m.prompt(h.text, h.behavior))
-	}
-	return tea.Batch(cmds...)
-}
-
-// onEvent applies one agent event.
-func (m *Model) onEvent(e agent.Event) tea.Cmd {
-	switch e := e.(type) {
-	case agent.AgentStart:
-		m.busy = true
-	case agent.AgentSettled:
-		m.busy = false
-		m.retry = nil
-		if e.Aborted && !m.showsAbort() {
-			m.add(&assistantItem{done: true, stop: llm.StopReasonAborted})
-		}
-		return m.branchCmd()
-	case agent.MessageStart:
-		switch msg := e.Message.(type) {
-		case *llm.UserMessage:
-			m.add(&userItem{text: userText(msg.Content)})
-		case *llm.AssistantMessage:
-			m.cur = &assistantItem{}
-			m.streamTools = map[int]*toolItem{}
-			m.add(m.cur)
-		}
-	case agent.MessageUpdate:
-		m.onStream(e.Event)
-	case agent.MessageEnd:
-		if am, ok := e.Message.(*llm.AssistantMessage); ok {
-			if m.cur == nil {
-				m.cur = &assistantItem{}
-				m.add(m.cur)
-			}
-			m.cur.finish(am)
-			for _, c := range am.ToolCalls() {
-				if t := m.tools[c.ID]; t != nil {
-					t.args = c.Arguments
-				}
-			}
-			m.cur = nil
-		}
-	case agent.ToolStart:
-		t := m.tool(e.Call.ID, e.Call.Name)
-		t.args, t.running, t.started = e.Call.Arguments, true, m.clock()
-	case agent.ToolUpdate:
-		m.tool(e.Call.ID, e.Call.Name).setResult(e.Partial)
-	case agent.ToolEnd:
-		t := m.tool(e.Call.ID, e.Call.Name)
-		t.args = e.Call.Arguments
-		t.setResult(e.Result)
-		t.isError = t.isError || e.IsError
-		t.done, t.running, t.took = true, false, e.Duration
-		delete(m.tools, e.Call.ID)
-	case agent.QueueUpdate:
-		m.steering, m.followUp = e.Steering, e.FollowUp
-	case agent.RetryStart:
-		r := e
-		m.retry, m.retryAt = &r, m.clock().Add(e.Delay)
-	case agent.RetryEnd:
-		m.retry = nil
-		if !e.Success {
-			m.fail(e.FinalError)
-		}
-	case agent.CompactionStart:
-		m.compacting, m.compactNote = e.Reason, ""
-	case *agent.Progress:
-		m.onProgress(e)
-	case agent.CompactionEnd:
-		return m.onCompactionEnd(e)
-	case agent.CompactionUndone:
-		return m.onUndone(e.Result)
-	case agent.BackgroundCompaction:
-		m.onBackground(e)
-	case agent.BranchSummaryStart:
-		m.summarizing = true
-	case agent.BranchSummaryEnd:
-		m.summarizing = false
-	case agent.SessionChanged:
-		m.load(false)
-		if m.checkLong(); m.statsPending {
-			m.footer.stats = agent.Stats{} // not the last session's
-			return m.statsCmd()
-		}
-	case agent.Notice:
-		m.add(&noticeItem{level: e.Level, text: e.Text})
-	case agent.BashUpdate:
-		if m.bash != nil && m.bash.id == e.ID {
-			m.bash.output += e.Delta
-		}
-	}
-	return nil
-}
-
-// onBackground says what became of a summary written in the background
-// when it cost something for nothing: it failed, or no longer fit the
-// conversation. (Started, ready and used show in the footer and in the
-// compaction's receipt; a cancel follows the user's own Escape.)
-func (m *Model) onBackground(e agent.BackgroundCompaction) {
-	switch e.Kind {
-	case agent.BackgroundFailed:
-		why := "unknown error"
-		if e.Err != nil {
-			why = e.Err.Error()
-		}
-		m.warn("The background summary failed (" + why + "); a compaction at the threshold writes its own")
-	case agent.BackgroundOvertaken:
-		m.status("Background summary dropped: " + cmp.Or(e.Why, "it no longer fits the conversation"))
-	}
-}
-
-// showsAbort reports whether the last reply shown says it was aborted.
-func (m *Model) showsAbort() bool {
-	for i := len(m.items) - 1; i >= 0; i-- {
-		if a, ok := m.items[i].(*assistantItem); ok {
-			return a.stop == llm.StopReasonAborted
-		}
-		if _, ok := m.items[i].(*userItem); ok {
-			return false
-		}
-	}
-	return false
-}
-
-// tool returns the block of a call, making it when the call is new.
-func (m *Model) tool(id, name string) *toolItem {
-	if t := m.tools[id]; t != nil {
-		return t
-	}
-	t := &toolItem{id: id, name: name}
-	m.tools[id] = t
-	m.add(t)
-	return t
-}
-
-// onStream applies a streamed step of the reply.
-func (m *Model) onStream(e llm.Event) {
-	if m.cur == nil {
-		return
-	}
-	switch e.Type {
-	case llm.EventToolCallStart:
-		var id, name string
-		if c, ok := e.Content.(llm.ToolCall); ok {
-			id, name = c.ID, c.Name
-		}
-		if id == "" {
-			return
-		}
-		m.streamTools[e.Index] = m.tool(id, name)
-	case llm.EventToolCallDelta:
-		if t := m.streamTools[e.Index]; t != nil {
-			t.rawArgs += e.Delta
-		}
-	case llm.EventToolCallEnd:
-		if c, ok := e.Content.(llm.ToolCall); ok {
-			m.tool(c.ID, c.Name).args = c.Arguments
-		}
-	default:
-		m.cur.delta(e)
-	}
-}
-
-// onProgress shows what a compaction or branch summary is doing.
-func (m *Model) onProgress(p *agent.Progress) {
-	switch p.Kind {
-	case agent.ProgressRetry:
-		m.compactNote = "(the provider failed; trying again in " + p.Delay.Round(time.Second).String() + ")"
-	case agent.ProgressOverflowRetry:
-		m.compactNote = "(too large for the summarizer; sending less)"
-	case agent.ProgressFallback:
-		m.compactNote = "(no model can write it; building the summary by code)"
-	case agent.ProgressHookReport:
-		if p.HookReport != nil {
-			m.warn(p.HookReport.Error())
-		}
-	}
-}
-
-// onCompactionEnd shows a compaction's outcome: the [compaction] block, or
-// why there is none, then sends what was typed meanwhile.
-func (m *Model) onCompactionEnd(e agent.CompactionEnd) tea.Cmd {
-	m.compacting, m.compactNote = "", ""
-	switch {
-	case e.Result != nil:
-		r := e.Result
-		instr := r.Plan.Instructions
-		summary := ""
-		if r.Compaction != nil {
-			summary = r.Compaction.Summary
-		}
-		m.add(&compactionItem{tokensBefore: r.TokensBefore, instructions: instr, summary: summary, receipt: r.Receipt})
-	case e.Aborted:
-		if e.Reason == agent.ReasonManual {
-			m.fail("Compaction cancelled")
-		} else {
-			m.status("Auto-compaction cancelled")
-		}
-	case e.Err != nil:
-		var nc *compaction.NotCompactableError
-		if errors.As(e.Err, &nc) && e.Reason == agent.ReasonManual {
-			m.warn(nc.Error())
-		} else {
-			m.fail(strings.TrimPrefix(agent.CompactionErrorText(e.Reason, e.Err), "Error: "))
-		}
-	}
-	if m.manual {
-		return nil // the /compact command's result releases the held messages
-	}
-	return m.releaseHeld()
-}
-
 // userText is a user message's text, with a mark for each image.
-func userText(content []llm.Content) string {
-	var parts []string
-	for _, c := range content {
-		switch c := c.(type) {
-		case llm.Text:
-			parts = append(parts, c.Text)
-		case llm.Image:
-			parts = append(parts, "[image]")
-		}
-	}
-	return strings.Join(parts, "\n")
-}
+func userText(content []llm.Content) string { return agent.UserText(content) }
 
 func itoa(n int) string { return numfmt.Commas(n) }
 
 // settingsSet writes one setting to the global file and applies the new
 // snapshot.
 func (m *Model) settingsSet(key, value string) tea.Cmd {
-	ctx, st := m.ctx, m.opts.Settings
+	ctx, ag := m.ctx, m.ag
 	return async(func() resultMsg {
-		next, err := st.Set(ctx, settings.Global, key, value)
+		err := ag.SaveSetting(ctx, key, value)
 		return func(m *Model) tea.Cmd {
 			if err != nil {
 				m.fail("could not save " + key + ": " + err.Error())
-				return nil
 			}
-			m.opts.Settings = next
 			return nil
 		}
 	})

@@ -1,20 +1,17 @@
 package tui
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 
-	"github.com/prime-agent/prime/session"
+	"github.com/prime-agent/prime/agent"
 )
 
 // picker chooses a session: those of the current folder, or of every
@@ -24,7 +21,7 @@ type picker struct {
 	dir, root   string // this folder's sessions directory, and all folders'
 	currentFile string
 	all         bool
-	lists       [2][]session.Info // this folder's, every folder's
+	lists       [2][]agent.SessionInfo // this folder's, every folder's
 	loaded      [2]bool
 	err         error
 	filter      string
@@ -35,7 +32,7 @@ type picker struct {
 // pickerLoaded delivers a listing.
 type pickerLoaded struct {
 	all   bool
-	infos []session.Info
+	infos []agent.SessionInfo
 	err   error
 }
 
@@ -61,32 +58,11 @@ func index(all bool) int {
 
 // listSessions lists one folder's sessions, or every folder's under root,
 // newest first.
-func listSessions(dir, root string, all bool) ([]session.Info, error) {
+func listSessions(dir, root string, all bool) ([]agent.SessionInfo, error) {
 	if !all {
-		return session.List(dir)
+		return agent.ListSessions(dir)
 	}
-	ents, err := os.ReadDir(root)
-	if err != nil && !os.IsNotExist(err) {
-		return nil, fmt.Errorf("listing %s: %w", root, err)
-	}
-	var out []session.Info
-	for _, e := range ents {
-		if !e.IsDir() {
-			continue
-		}
-		infos, err := session.List(filepath.Join(root, e.Name()))
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, infos...)
-	}
-	slices.SortStableFunc(out, func(a, b session.Info) int {
-		if c := b.Modified.Compare(a.Modified); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Path, b.Path)
-	})
-	return out, nil
+	return agent.ListAllSessions(root)
 }
 
 func (p *picker) loadedMsg(msg pickerLoaded) {
@@ -98,9 +74,9 @@ func (p *picker) loadedMsg(msg pickerLoaded) {
 
 // visible is the sessions of the scope shown that match every word typed
 // (in the title, the folder or the file name).
-func (p *picker) visible() []session.Info {
+func (p *picker) visible() []agent.SessionInfo {
 	list := p.lists[index(p.all)]
-	var out []session.Info
+	var out []agent.SessionInfo
 	for _, in := range list {
 		if matchesWords(in.Title()+" "+in.CWD+" "+filepath.Base(in.Path), p.filter) {
 			out = append(out, in)
@@ -119,7 +95,7 @@ const (
 )
 
 // key handles a key; chosen is the session picked with pickerChosen.
-func (p *picker) key(k tea.KeyPressMsg) (pickerAction, *session.Info, tea.Cmd) {
+func (p *picker) key(k tea.KeyPressMsg) (pickerAction, *agent.SessionInfo, tea.Cmd) {
 	vis := p.visible()
 	switch k.String() {
 	case "up":
@@ -223,7 +199,7 @@ func (p *picker) render(v *view, height int) string {
 	if n := len(vis); n > 0 {
 		b.WriteString(v.st.muted.Render(fmt.Sprintf("  (%d/%d)", p.sel+1, n)) + "\n")
 	}
-	b.WriteString(v.st.muted.Render("  ↑↓ move · enter open · escape cancel") + "\n")
+	b.WriteString(v.st.muted.Render(keysLine(v.width, "↑↓ move", "enter open", "escape cancel")) + "\n")
 	b.WriteString(v.st.rule.Render(strings.Repeat("─", v.width)))
 	return b.String()
 }
@@ -252,7 +228,7 @@ type PickerOptions struct {
 
 // PickSession shows the session picker ("prime -r") until the user
 // chooses one, whose summary it returns, or cancels (nil, nil).
-func PickSession(ctx context.Context, opts PickerOptions) (*session.Info, error) {
+func PickSession(ctx context.Context, opts PickerOptions) (*agent.SessionInfo, error) {
 	now := time.Now
 	if opts.Now != nil {
 		now = opts.Now
@@ -280,7 +256,7 @@ type pickerModel struct {
 	p             *picker
 	st            styles
 	width, height int
-	chosen        *session.Info
+	chosen        *agent.SessionInfo
 	done          bool
 }
 

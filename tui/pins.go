@@ -7,7 +7,6 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/prime-agent/prime/agent"
-	"github.com/prime-agent/prime/compaction"
 )
 
 // Pins: texts the model sees word for word after any number of
@@ -29,7 +28,7 @@ func (m *Model) pinCommand(text string) tea.Cmd {
 }
 
 // pinnedText is the status line after a pin.
-func pinnedText(p compaction.Pin) string {
+func pinnedText(p agent.Pin) string {
 	return "Pinned " + p.ID + ": " + cutRunes(oneLine(p.Text), 80) + " (the model sees it word for word until /unpin)"
 }
 
@@ -69,7 +68,7 @@ func (m *Model) pinsCommand() {
 
 // pinsText renders the /pins block: each pin's id, then its text, wrapped
 // and indented under it; where it came from when a message was pinned.
-func pinsText(v *view, pins []compaction.Pin) string {
+func pinsText(v *view, pins []agent.Pin) string {
 	var b strings.Builder
 	b.WriteString(v.st.blockTitle.Render("[pins]") + v.st.muted.Render(" the model sees these word for word; /unpin ID removes one"))
 	for _, p := range pins {
@@ -100,4 +99,41 @@ func (m *Model) pinEntry(id string, f treeFilter) tea.Cmd {
 			return m.openTreeAt(id, f)
 		}
 	})
+}
+
+// pinsRenewed says what an undone compaction did to the pins: a pin carried
+// over with a new id (its text the same), a pin no longer on the branch,
+// one on it again. "" when the pins are the same.
+func pinsRenewed(before, after []agent.Pin) []string {
+	was, now := map[string]bool{}, map[string]bool{}
+	for _, p := range before {
+		was[p.ID] = true
+	}
+	byText := map[string]agent.Pin{}
+	for _, p := range after {
+		now[p.ID] = true
+		if !was[p.ID] {
+			byText[p.Text] = p
+		}
+	}
+	var out []string
+	for _, p := range before {
+		if now[p.ID] {
+			continue
+		}
+		text := cutRunes(oneLine(p.Text), 60)
+		if q, ok := byText[p.Text]; ok {
+			delete(byText, p.Text)
+			out = append(out, "The pin "+p.ID+" is now "+q.ID+": "+text+" (/unpin "+q.ID+" removes it)")
+			continue
+		}
+		out = append(out, "The pin "+p.ID+": "+text+" is no longer on this branch: the model no longer sees it (/pin it again to keep it)")
+	}
+	for _, q := range after {
+		if _, ok := byText[q.Text]; ok && !was[q.ID] {
+			delete(byText, q.Text)
+			out = append(out, "The pin "+q.ID+": "+cutRunes(oneLine(q.Text), 60)+" is on this branch again: the model sees it")
+		}
+	}
+	return out
 }

@@ -1,11 +1,13 @@
 package tui
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/prime-agent/prime/agent"
 	"github.com/prime-agent/prime/compaction"
 	"github.com/prime-agent/prime/llm/llmtest"
 	"github.com/prime-agent/prime/session"
@@ -101,5 +103,46 @@ func TestTreePin(t *testing.T) {
 	reqs := h.srv.Requests()
 	if sys := reqs[len(reqs)-1].System(); !strings.Contains(sys, "where is the parser?") {
 		t.Errorf("the model does not see the pin:\n%s", sys)
+	}
+}
+
+// A move that leaves pins behind says which.
+func TestPinsLeft(t *testing.T) {
+	a := compaction.Pin{ID: "aaaa1111", Text: "never push to main"}
+	b := compaction.Pin{ID: "bbbb2222", Text: "keep the old signature"}
+	for _, c := range []struct {
+		before, after []compaction.Pin
+		want          string
+	}{
+		{nil, nil, ""},
+		{[]compaction.Pin{a}, []compaction.Pin{a}, ""},
+		{[]compaction.Pin{a}, nil, "The pin aaaa1111: never push to main stays on the branch left: the model no longer sees it (/pin it again to keep it here)"},
+		{[]compaction.Pin{a, b}, []compaction.Pin{b}, "The pin aaaa1111: never push to main stays on the branch left: the model no longer sees it (/pin it again to keep it here)"},
+		{[]compaction.Pin{a, b}, nil, "2 pins stay on the branch left, the model no longer sees them (/pin them again to keep them here): aaaa1111: never push to main; bbbb2222: keep the old signature"},
+	} {
+		if got := pinsLeft(c.before, c.after); got != c.want {
+			t.Errorf("pinsLeft = %q, want %q", got, c.want)
+		}
+	}
+}
+
+// An undone compaction says what became of the pins.
+func TestPinsRenewed(t *testing.T) {
+	a := agent.Pin{ID: "aaaa1111", Text: "never push to main"}
+	a2 := agent.Pin{ID: "cccc3333", Text: "never push to main"}
+	b := agent.Pin{ID: "bbbb2222", Text: "keep the old signature"}
+	for _, c := range []struct {
+		before, after []agent.Pin
+		want          []string
+	}{
+		{nil, nil, nil},
+		{[]agent.Pin{a, b}, []agent.Pin{a, b}, nil},
+		{[]agent.Pin{a}, []agent.Pin{a2}, []string{"The pin aaaa1111 is now cccc3333: never push to main (/unpin cccc3333 removes it)"}},
+		{[]agent.Pin{a, b}, []agent.Pin{a}, []string{"The pin bbbb2222: keep the old signature is no longer on this branch: the model no longer sees it (/pin it again to keep it)"}},
+		{[]agent.Pin{a}, []agent.Pin{a, b}, []string{"The pin bbbb2222: keep the old signature is on this branch again: the model sees it"}},
+	} {
+		if got := pinsRenewed(c.before, c.after); !slices.Equal(got, c.want) {
+			t.Errorf("pinsRenewed(%v, %v) = %q, want %q", c.before, c.after, got, c.want)
+		}
 	}
 }

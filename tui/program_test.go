@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -119,14 +120,16 @@ func TestManualCompactionWithInstructions(t *testing.T) {
 		return llmtest.Stream(llmtest.Text("## Goal\nFind the parser.\n\n## Next Steps\n1. Focus on the auth refactor."), llmtest.Usage(600, 40))
 	})
 	h.send("/compact focus on the auth refactor")
-	loader := h.waitText("compacting… (escape to cancel)")
+	loader := h.waitText("compacting… 2 messages, 13 tokens · Elapsed", "(escape to cancel)")
 	frameGolden(t, "loader", loader)
 	// A message typed meanwhile waits for the compaction.
 	h.send("then fix the lexer")
 	h.waitText("After compaction: then fix the lexer")
 	h.srv.Reply(llmtest.Text("Fixing the lexer now."), llmtest.Usage(700, 10))
 	close(gate)
-	collapsed := h.waitIdle("[compaction]", "Fixing the lexer now.")
+	// The footer's meter is refreshed by an event of its own after the
+	// reply: wait for the reply's measure, not just for the agent to settle.
+	collapsed := h.waitIdle("[compaction]", "Fixing the lexer now.", "0.4%/200k")
 	frameGolden(t, "collapsed", collapsed)
 	if !strings.Contains(collapsed, "Instructions: focus on the auth refactor") {
 		t.Errorf("the block lacks the instructions:\n%s", collapsed)
@@ -173,7 +176,7 @@ func TestAutoCompaction(t *testing.T) {
 	h.send("where is the parser?")
 	frameGolden(t, "meter-before", footerOf(h.waitIdle("parse.go", "23.0%/4k")))
 	h.send("and the lexer?")
-	loader := h.waitText("auto-compacting… (escape to cancel)")
+	loader := h.waitText("auto-compacting… ", "(escape to cancel)")
 	frameGolden(t, "loader", loader)
 	close(gate)
 	collapsed := h.waitIdle("[compaction]", "?/4k (auto)")
@@ -199,7 +202,7 @@ func TestEscapeCancelsCompaction(t *testing.T) {
 		return llmtest.Stream(llmtest.Text("never used"))
 	})
 	h.send("/compact keep the tests")
-	h.waitText("compacting… (escape to cancel)")
+	h.waitText("compacting…", "(escape to cancel)")
 	<-asked
 	h.key(tea.KeyEscape)
 	f := h.waitIdle("Error: Compaction cancelled")
@@ -266,20 +269,44 @@ func TestTreeNavigationWithSummary(t *testing.T) {
 	}
 }
 
-// navigateTo moves the tree's selection to the row showing text.
+// navigateTo moves the tree's selection to the row showing text, a key at
+// a time: after each key it waits for the frame's "(n/m)" position to
+// change before looking again, so a frame that lags behind the keys cannot
+// make it run past the row (the tree wraps, so every key moves it).
 func (h *harness) navigateTo(text string) {
 	h.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	row, pos := treeSelection(h.frame())
 	for range 50 {
-		f := h.frame()
-		for _, l := range strings.Split(f, "\n") {
-			if strings.HasPrefix(l, "› ") && strings.Contains(l, text) {
-				return
-			}
+		if strings.Contains(row, text) {
+			return
 		}
 		h.key(tea.KeyDown)
-		time.Sleep(20 * time.Millisecond)
+		for prev := pos; pos == prev; row, pos = treeSelection(h.frame()) {
+			if time.Now().After(deadline) {
+				h.t.Fatalf("the tree's selection did not move from %q (%s):\n%s", row, prev, h.frame())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
 	}
 	h.t.Fatalf("no row %q in the tree:\n%s", text, h.frame())
+}
+
+// treePosition is the tree's "(n/m)" line: the selected row's place.
+var treePosition = regexp.MustCompile(`^\s*\(\d+/\d+\)`)
+
+// treeSelection returns the tree's selected row in frame (the line that
+// begins "› ") and its "(n/m)" position ("" for what the frame lacks).
+func treeSelection(frame string) (row, pos string) {
+	for l := range strings.SplitSeq(frame, "\n") {
+		if row == "" && strings.HasPrefix(l, "› ") {
+			row = l
+		}
+		if m := treePosition.FindString(l); m != "" {
+			pos = strings.TrimSpace(m)
+		}
+	}
+	return row, pos
 }
 
 // writeSession writes a session in dir with user messages sent at t, and

@@ -44,7 +44,8 @@ Must-survive  7 checked · 5 kept by the summary · 1 put back · 1 without room
               most 3,000)
   put back    constraint: never push to main
   no room     file: internal/very/long/path.go
-Cost          42,000 in · 900 out · $0.0432`},
+Tokens        42,000 in · 900 out
+Cost          $0.0432`},
 		{"in the background", background, `
 Context       9,000 → 2,000 tokens, 1 message summarized
 Reason        the context passed the threshold
@@ -58,7 +59,7 @@ Summary       built by code: the summarizer failed: overloaded · took 2ms`},
 		{"by a hook", agent.Receipt{EntryID: "c1", FromHook: true}, `
 Summary       supplied by a hook`},
 		{"by pi", agent.Receipt{EntryID: "c1", Usage: &llm.Usage{Input: 100, Output: 10}}, `
-Cost          100 in · 10 out
+Tokens        100 in · 10 out
 Receipt       not recorded (made by pi or an older Prime): only the tokens
               before are known`},
 	} {
@@ -90,7 +91,7 @@ func TestReceiptResumed(t *testing.T) {
 	h.ag.Close()
 
 	h2 := newHarness(t, setup{settings: compactSettings, session: h.file})
-	h2.waitText("Session compacted 1 time(s)")
+	h2.waitText("Session compacted 1 time")
 	h2.key('o', tea.ModCtrl)
 	f := h2.waitText("Must-survive", "put back    constraint: Never push to main.")
 	frameGolden(t, "expanded", f)

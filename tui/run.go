@@ -4,22 +4,19 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"sync"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/prime-agent/prime/agent"
-	"github.com/prime-agent/prime/settings"
 )
 
 // Options configure the terminal UI.
 type Options struct {
 	// Version is shown in the header.
 	Version string
-	// Settings are the effective settings: the interface preferences are
-	// read from them, and /settings writes to their global file.
-	Settings *settings.Settings
 	// CWD is the conversation's directory (the footer, @ completion,
 	// /export); Home is shown as ~.
 	CWD, Home string
@@ -32,6 +29,9 @@ type Options struct {
 	Output io.Writer
 	// Now is the clock (elapsed times, double presses); nil means time.Now.
 	Now func() time.Time
+	// Sandboxed says the bash tool's commands run in the OS sandbox
+	// (--permission-mode sandbox): the footer shows it.
+	Sandboxed bool
 }
 
 // Events carries the agent's events to the UI. Its Send is the agent's
@@ -98,9 +98,15 @@ func Run(ctx context.Context, ag *agent.Agent, ev *Events, opts Options) error {
 	if opts.Input != nil {
 		popts = append(popts, tea.WithInput(opts.Input))
 	}
-	if opts.Output != nil {
-		popts = append(popts, tea.WithOutput(opts.Output))
+	out := opts.Output
+	if out == nil {
+		out = os.Stdout
 	}
+	if f, ok := out.(*os.File); ok {
+		out = syncOutput{f}
+	}
+	m.drawn = newDrawClock(out)
+	popts = append(popts, tea.WithOutput(m.drawn.output()))
 	p := tea.NewProgram(m, popts...)
 	var wg sync.WaitGroup
 	wg.Add(1)

@@ -5,6 +5,7 @@ import (
 
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 )
 
 // overlay is a component that takes the editor's place and its keys while
@@ -133,10 +134,22 @@ func (l *list) render(m *Model, v *view) string {
 	if len(vis) == 0 {
 		b.WriteString(v.st.muted.Render("  No match") + "\n")
 	}
+	// The notes of the rows shown start in one column, after the widest
+	// label (up to half the width, so a long label does not push every
+	// note off the screen).
+	pad := 0
+	for i := start; i < len(vis) && i < start+shown; i++ {
+		if vis[i].note != "" {
+			pad = max(pad, min(lipgloss.Width(vis[i].label), v.width/2))
+		}
+	}
 	for i := start; i < len(vis) && i < start+shown; i++ {
 		e := vis[i]
 		cursor := "  "
 		label := e.label
+		if gap := pad - lipgloss.Width(label); e.note != "" && gap > 0 {
+			label += strings.Repeat(" ", gap)
+		}
 		if i == l.sel {
 			cursor = v.st.accent.Render("› ")
 			label = v.st.accent.Render(label)
@@ -147,7 +160,7 @@ func (l *list) render(m *Model, v *view) string {
 		}
 		b.WriteString(truncate(line, v.width) + "\n")
 	}
-	b.WriteString(v.st.muted.Render("  ↑↓ move · enter select · escape cancel") + "\n")
+	b.WriteString(v.st.muted.Render(keysLine(v.width, "↑↓ move", "enter select", "escape cancel")) + "\n")
 	b.WriteString(v.st.rule.Render(strings.Repeat("─", v.width)))
 	return b.String()
 }
@@ -197,7 +210,7 @@ func (d *dialog) render(m *Model, v *view) string {
 	b.WriteString(v.st.rule.Render(strings.Repeat("─", v.width)) + "\n")
 	b.WriteString(v.st.bold.Render(truncate(d.title, v.width)) + "\n")
 	b.WriteString(d.input.View() + "\n")
-	b.WriteString(v.st.muted.Render("  enter confirm · escape cancel") + "\n")
+	b.WriteString(v.st.muted.Render(keysLine(v.width, "enter confirm", "escape cancel")) + "\n")
 	b.WriteString(v.st.rule.Render(strings.Repeat("─", v.width)))
 	return b.String()
 }

@@ -2,7 +2,6 @@ package tui
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -10,7 +9,9 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/prime-agent/prime/llm"
-	"github.com/prime-agent/prime/tool"
+	"github.com/prime-agent/prime/tui/markdown"
+
+	"github.com/prime-agent/prime/agent"
 )
 
 // toolItem is one tool call: created when the call starts streaming,
@@ -35,7 +36,7 @@ func (t *toolItem) finished() bool { return t.done }
 const toolPreviewLines = 5
 
 // setResult records a (partial or final) result.
-func (t *toolItem) setResult(r tool.Result) {
+func (t *toolItem) setResult(r agent.ToolResult) {
 	t.output = llm.TextOf(r.Content)
 	if r.Details != nil {
 		t.details = r.Details
@@ -77,19 +78,6 @@ func (t *toolItem) arg(name string) string {
 	return s
 }
 
-// numArg returns a numeric argument, or 0.
-func (t *toolItem) numArg(name string) float64 {
-	v, ok := t.args.Get(name)
-	if !ok {
-		return 0
-	}
-	f, err := strconv.ParseFloat(string(v), 64)
-	if err != nil {
-		return 0
-	}
-	return f
-}
-
 // title is the block's first line: what the call does, from its
 // arguments.
 func (t *toolItem) title() string {
@@ -98,54 +86,14 @@ func (t *toolItem) title() string {
 			t.args = a
 		}
 	}
-	path := t.arg("path")
-	switch t.name {
-	case "bash":
-		s := "$ " + oneLine(t.arg("command"))
-		if n := t.numArg("timeout"); n > 0 {
-			s += fmt.Sprintf(" (timeout %gs)", n)
-		}
-		return s
-	case "read":
-		s := "read " + path
-		off, lim := int(t.numArg("offset")), int(t.numArg("limit"))
-		switch {
-		case off > 0 && lim > 0:
-			s += fmt.Sprintf(":%d-%d", off, off+lim-1)
-		case off > 0:
-			s += fmt.Sprintf(":%d-", off)
-		case lim > 0:
-			s += fmt.Sprintf(":1-%d", lim)
-		}
-		return s
-	case "edit", "write":
-		return t.name + " " + path
-	case "grep":
-		s := "grep /" + t.arg("pattern") + "/"
-		if path != "" {
-			s += " in " + path
-		}
-		if g := t.arg("glob"); g != "" {
-			s += " (" + g + ")"
-		}
-		return s
-	case "find":
-		s := "find " + t.arg("pattern")
-		if path != "" {
-			s += " in " + path
-		}
-		return s
-	case "ls":
-		if path == "" {
-			path = "."
-		}
-		return "ls " + path
-	}
-	args := t.args.String()
 	if noArgs(t.args) && t.rawArgs != "" {
-		args = t.rawArgs
+		switch t.name {
+		case "bash", "read", "edit", "write", "grep", "find", "ls":
+		default:
+			return t.name + " " + oneLine(t.rawArgs)
+		}
 	}
-	return t.name + " " + oneLine(args)
+	return agent.ToolTitle(t.name, t.args)
 }
 
 // body is the block's output lines, bounded unless expanded.
@@ -181,8 +129,13 @@ func (t *toolItem) body(v *view) []string {
 		return nil
 	}
 	var lines []string
-	for _, l := range strings.Split(text, "\n") {
-		lines = append(lines, strings.Split(wrapPlain(l, width), "\n")...)
+	var of []int // the output line each row is a part of
+	for i, l := range strings.Split(text, "\n") {
+		rows := strings.Split(wrapPlain(l, width), "\n")
+		lines = append(lines, rows...)
+		for range rows {
+			of = append(of, i)
+		}
 	}
 	style := v.st.muted
 	if t.isError {
@@ -196,12 +149,21 @@ func (t *toolItem) body(v *view) []string {
 	more := 0
 	if !v.expanded && len(lines) > limit {
 		if t.name == "bash" {
-			// The end of a command's output matters most.
+			// The end of a command's output matters most. The count is of
+			// the output's lines out of view (one cut counts), not of
+			// screen rows.
 			hidden := len(lines) - limit
-			out = append(out, v.st.muted.Render(fmt.Sprintf("… (%d earlier lines, ctrl+o to expand)", hidden)))
+			n := of[hidden]
+			if of[hidden-1] == of[hidden] {
+				n++
+			}
+			out = append(out, v.st.muted.Render(fmt.Sprintf("… (%d earlier %s, ctrl+o to expand)", n, plural(n, "line", "lines"))))
 			lines = lines[hidden:]
 		} else {
-			more = len(lines) - limit
+			more = of[len(of)-1] - of[limit-1] // the lines wholly out of view
+			if of[limit] == of[limit-1] {
+				more++ // and the one cut
+			}
 			lines = lines[:limit]
 		}
 	}
@@ -209,7 +171,7 @@ func (t *toolItem) body(v *view) []string {
 		out = append(out, style.Render(l))
 	}
 	if more > 0 {
-		out = append(out, v.st.muted.Render(fmt.Sprintf("… (%d more lines, ctrl+o to expand)", more)))
+		out = append(out, v.st.muted.Render(fmt.Sprintf("… (%d more %s, ctrl+o to expand)", more, plural(more, "line", "lines"))))
 	}
 	if note := t.truncationNote(); note != "" {
 		out = append(out, v.st.warning.Render(note))
@@ -224,8 +186,8 @@ func (t *toolItem) truncationNote() string {
 		return ""
 	}
 	var d struct {
-		Truncation     *tool.Truncation `json:"truncation"`
-		FullOutputPath string           `json:"fullOutputPath"`
+		Truncation     *agent.ToolTruncation `json:"truncation"`
+		FullOutputPath string                `json:"fullOutputPath"`
 	}
 	if json.Unmarshal(t.details, &d) != nil || d.Truncation == nil || !d.Truncation.Truncated {
 		return ""
@@ -249,14 +211,14 @@ func diffLines(v *view, diff string, width int) []string {
 	}
 	out := make([]string, 0, len(lines)+1)
 	for _, l := range lines {
-		l = truncate(l, width)
+		l = truncate(markdown.ExpandTabs(l), width)
 		switch {
 		case strings.HasPrefix(l, "+"):
-			out = append(out, v.st.diffAdd.Render(l))
+			out = append(out, paint(v.st.diffAdd, l))
 		case strings.HasPrefix(l, "-"):
-			out = append(out, v.st.diffDel.Render(l))
+			out = append(out, paint(v.st.diffDel, l))
 		default:
-			out = append(out, v.st.diffCtx.Render(l))
+			out = append(out, paint(v.st.diffCtx, l))
 		}
 	}
 	if more > 0 {

@@ -7,11 +7,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/x/ansi"
-
 	"github.com/prime-agent/prime/agent"
 	"github.com/prime-agent/prime/internal/numfmt"
 	"github.com/prime-agent/prime/llm"
+	"github.com/prime-agent/prime/tui/markdown"
 )
 
 // item is one block of the transcript. Items render to strings for a
@@ -32,7 +31,7 @@ type view struct {
 	expanded     bool // Ctrl-O: tool output, summaries and the header in full
 	showThinking bool // Ctrl-T
 	st           *styles
-	md           *markdown
+	md           *replies
 	now          time.Time
 	// frame counts the animation ticks (ten a second while the agent
 	// works): a reply being streamed is rendered again at most once a
@@ -54,17 +53,19 @@ func (h *headerItem) finished() bool { return h.ready }
 
 func (h *headerItem) render(v *view) string {
 	var b strings.Builder
-	b.WriteString(v.st.blockTitle.Render("prime") + v.st.muted.Render(" "+h.version) + "\n")
-	b.WriteString(v.st.muted.Render(wrap("escape interrupt · ctrl+c clear, twice to exit · ctrl+d exit · / commands · ! bash · ctrl+o more", v.width)))
+	b.WriteString(wrapWords(v.st.blockTitle.Render("prime")+" "+v.st.muted.Render(h.version), v.width) + "\n")
+	b.WriteString(v.st.muted.Render(wrapKeys(v.width, "escape interrupt", "ctrl+c clear, twice to exit", "ctrl+d exit", "/ commands", "! bash", "ctrl+o more")))
 	if v.expanded {
 		b.WriteString("\n\n" + hotkeysText(v))
 	} else {
-		b.WriteString("\n" + v.st.dim.Render("ctrl+o shows every key; /hotkeys lists them too"))
+		b.WriteString("\n" + v.st.dim.Render(wrap("ctrl+o shows every key; /hotkeys lists them too", v.width)))
 	}
 	if len(h.contextFiles) > 0 {
 		b.WriteString("\n\n" + v.st.bold.Render("[Context]"))
 		for _, f := range h.contextFiles {
-			b.WriteString("\n  " + v.st.muted.Render(f))
+			for _, l := range strings.Split(wrapPlain(f, max(v.width-2, 1)), "\n") {
+				b.WriteString("\n  " + v.st.muted.Render(l))
+			}
 		}
 	}
 	return b.String()
@@ -97,6 +98,9 @@ type assistantItem struct {
 	done  bool
 	stop  llm.StopReason
 	err   string
+	// held keeps a failed reply out of the scrollback until the run ends:
+	// a reply that is retried is not shown (retry.go).
+	held bool
 	// live caches the rendering of a reply being streamed, for a frame
 	// and a width.
 	live                 string
@@ -104,7 +108,7 @@ type assistantItem struct {
 	liveSet              bool
 }
 
-func (a *assistantItem) finished() bool { return a.done }
+func (a *assistantItem) finished() bool { return a.done && !a.held }
 
 // delta applies one streamed step.
 func (a *assistantItem) delta(e llm.Event) {
@@ -166,13 +170,17 @@ func (a *assistantItem) renderBlocks(v *view) string {
 		}
 		if b.thinking {
 			if v.showThinking {
-				parts = append(parts, v.st.thinking.Render(wrap(text, v.width)))
+				parts = append(parts, paint(v.st.thinking, wrap(text, v.width)))
 			} else {
 				parts = append(parts, v.st.thinking.Render("Thinking…"))
 			}
 			continue
 		}
-		parts = append(parts, v.md.render(text, v.width))
+		if a.done {
+			parts = append(parts, v.md.render(text, v.width))
+		} else {
+			parts = append(parts, v.md.renderPartial(text, v.width))
+		}
 	}
 	switch a.stop {
 	case llm.StopReasonAborted:
@@ -203,11 +211,11 @@ func (*noticeItem) finished() bool { return true }
 func (n *noticeItem) render(v *view) string {
 	switch n.level {
 	case agent.NoticeError:
-		return v.st.errorText.Render(wrap("Error: "+n.text, v.width))
+		return v.st.errorText.Render(wrapWords("Error: "+n.text, v.width))
 	case agent.NoticeWarning:
-		return v.st.warning.Render(wrap("Warning: "+n.text, v.width))
+		return v.st.warning.Render(wrapWords("Warning: "+n.text, v.width))
 	}
-	return v.st.muted.Render(wrap(n.text, v.width))
+	return v.st.muted.Render(wrapWords(n.text, v.width))
 }
 
 // textItem is text the UI composed (the /session report, the key list),
@@ -237,20 +245,30 @@ func (c *compactionItem) render(v *view) string {
 	b.WriteString(v.st.blockTitle.Render("[compaction]") + "\n")
 	from := "Compacted from " + numfmt.Commas(c.tokensBefore) + " tokens"
 	if !v.expanded {
-		b.WriteString(from + v.st.muted.Render(" (ctrl+o to expand)"))
+		b.WriteString(withHint(v, from))
 	} else {
-		b.WriteString(v.st.bold.Render(from))
+		b.WriteString(wrapWords(v.st.bold.Render(from), v.width))
 	}
 	if c.instructions != "" {
-		b.WriteString("\n" + v.st.muted.Render("Instructions: ") + wrap(oneLine(c.instructions), max(v.width-14, 10)))
+		b.WriteString("\n" + wrapWords(v.st.muted.Render("Instructions:")+" "+oneLine(c.instructions), v.width))
 	}
 	if v.expanded && c.receipt != nil {
 		b.WriteString("\n" + receiptText(v, c.receipt))
 	}
 	if v.expanded && strings.TrimSpace(c.summary) != "" {
-		b.WriteString("\n\n" + v.md.render(summaryMarkdown(c.summary), v.width))
+		b.WriteString("\n\n" + v.md.render(summaryMarkdown(agent.ReadableSummary(c.summary)), v.width))
 	}
 	return b.String()
+}
+
+// withHint is text followed by the key that expands it, wrapped at its
+// spaces (the hint is never broken inside a word).
+func withHint(v *view, text string) string {
+	words := strings.Fields("(ctrl+o to expand)")
+	for i, w := range words {
+		words[i] = v.st.muted.Render(w)
+	}
+	return wrapWords(text+" "+strings.Join(words, " "), v.width)
 }
 
 // receiptCol is the width of the receipt's row names.
@@ -297,21 +315,31 @@ func receiptText(v *view, r *agent.Receipt) string {
 		if len(l.Unfit) > 0 {
 			text += fmt.Sprintf(" · %d without room (kept for the next compaction)", len(l.Unfit))
 		}
-		add("Must-survive", text+fmt.Sprintf(" · summary %s → %s tokens (at most %s)",
-			numfmt.Commas(l.SummaryTokens), numfmt.Commas(l.RepairedTokens), numfmt.Commas(l.Bound)))
+		text += fmt.Sprintf(" · summary %s → %s tokens (at most %s)",
+			numfmt.Commas(l.SummaryTokens), numfmt.Commas(l.RepairedTokens), numfmt.Commas(l.Bound))
+		if l.LedgerBudget > 0 {
+			text += fmt.Sprintf(" · ledger %s tokens (budget %s)", numfmt.Commas(l.LedgerTokens), numfmt.Commas(l.LedgerBudget))
+		}
+		add("Must-survive", text)
 		for _, it := range l.Repaired {
 			add("  put back", string(it.Kind)+": "+cutRunes(oneLine(it.Text), 200))
 		}
-		for _, it := range l.Unfit {
+		for _, it := range l.Lifted {
+			add("  lifted", "rule taken out: "+cutRunes(oneLine(it.Text), 200))
+		}
+		unfit, said := l.UnfitItems()
+		for _, it := range unfit {
 			add("  no room", string(it.Kind)+": "+cutRunes(oneLine(it.Text), 200))
+		}
+		if said > 0 {
+			add("  no room", fmt.Sprintf("what the user said in %d %s (kept in the ledger)", said, plural(said, "message", "messages")))
 		}
 	}
 	if u := r.Usage; u != nil {
-		text := fmt.Sprintf("%s in · %s out", numfmt.Commas(u.Input+u.CacheRead+u.CacheWrite), numfmt.Commas(u.Output))
+		add("Tokens", fmt.Sprintf("%s in · %s out", numfmt.Commas(u.Input+u.CacheRead+u.CacheWrite), numfmt.Commas(u.Output)))
 		if u.Cost.Total > 0 {
-			text += fmt.Sprintf(" · $%.4f", u.Cost.Total)
+			add("Cost", fmt.Sprintf("$%.4f", u.Cost.Total))
 		}
-		add("Cost", text)
 	}
 	if !r.Recorded && !r.FromHook {
 		add("Receipt", "not recorded (made by pi or an older Prime): only the tokens before are known")
@@ -321,11 +349,7 @@ func receiptText(v *view, r *agent.Receipt) string {
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		lines := strings.Split(wrap(row[1], max(v.width-receiptCol, 10)), "\n")
-		b.WriteString(v.st.muted.Render(padRight(row[0], receiptCol)) + lines[0])
-		for _, l := range lines[1:] {
-			b.WriteString("\n" + strings.Repeat(" ", receiptCol) + l)
-		}
+		b.WriteString(columnRow(v, "", row[0], v.st.muted, row[1], receiptCol))
 	}
 	return b.String()
 }
@@ -382,7 +406,7 @@ func (br *branchItem) render(v *view) string {
 	var b strings.Builder
 	b.WriteString(v.st.blockTitle.Render("[branch]") + "\n")
 	if !v.expanded {
-		b.WriteString("Branch summary" + v.st.muted.Render(" (ctrl+o to expand)"))
+		b.WriteString(withHint(v, "Branch summary"))
 		return b.String()
 	}
 	b.WriteString(v.st.bold.Render("Branch summary"))
@@ -398,7 +422,7 @@ type customItem struct{ customType, text string }
 func (*customItem) finished() bool { return true }
 
 func (c *customItem) render(v *view) string {
-	return v.st.blockTitle.Render("["+c.customType+"]") + "\n" + wrap(c.text, v.width)
+	return v.st.blockTitle.Render(wrapPlain("["+c.customType+"]", v.width)) + "\n" + wrap(c.text, v.width)
 }
 
 // bashItem is a command the user ran with !cmd or !!cmd.
@@ -435,7 +459,7 @@ func (b *bashItem) render(v *view) string {
 		if !v.expanded && len(lines) > bashCollapsedLines {
 			hidden := len(lines) - bashCollapsedLines
 			lines = lines[hidden:]
-			out.WriteString("\n" + v.st.muted.Render(fmt.Sprintf("… (%d earlier lines, ctrl+o to expand)", hidden)))
+			out.WriteString("\n" + v.st.muted.Render(fmt.Sprintf("… (%d earlier %s, ctrl+o to expand)", hidden, plural(hidden, "line", "lines"))))
 		}
 		for _, l := range lines {
 			out.WriteString("\n" + wrapPlain(l, v.width))
@@ -466,13 +490,10 @@ func (b *bashItem) render(v *view) string {
 	return out.String()
 }
 
-// wrapPlain wraps a line of program output, which may be long and hold no
-// spaces, hard at the width.
+// wrapPlain wraps a line of program output at its spaces, or hard where a
+// word is wider than the line; tabs take 4 columns.
 func wrapPlain(s string, width int) string {
-	if width <= 0 {
-		return s
-	}
-	return ansi.Hardwrap(s, width, true)
+	return wrapSpaces(markdown.ExpandTabs(s), width)
 }
 
 // formatDuration writes d as the tool blocks show it: 0.4s, 12.3s, 2m5s.

@@ -5,12 +5,11 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/charmbracelet/x/ansi"
+
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/prime-agent/prime/agent"
-	"github.com/prime-agent/prime/compaction"
-	"github.com/prime-agent/prime/llm"
-	"github.com/prime-agent/prime/session"
 )
 
 // treeFilter says which entries the tree shows.
@@ -28,13 +27,13 @@ var filterTags = [...]string{"", " [no-tools]", " [user]", " [labeled]", " [all]
 
 // treeNode is an entry of the session tree as the selector knows it.
 type treeNode struct {
-	id, parent string
-	typ        string
-	label      string
-	text       string // what the row says
-	search     string // lower-cased, for search
-	user       bool
-	toolResult bool
+	id, parent  string
+	bookkeeping bool
+	label       string
+	text        string // what the row says
+	search      string // lower-cased, for search
+	user        bool
+	toolResult  bool
 	// hiddenReply marks a reply that only calls tools: not shown unless it
 	// failed or is the current leaf.
 	hiddenReply bool
@@ -66,17 +65,13 @@ type treeSelector struct {
 	pinned map[string]bool
 }
 
-// newTreeSelector reads the session's tree.
-func newTreeSelector(s *session.Session) *treeSelector {
-	t := &treeSelector{byID: map[string]*treeNode{}, leafID: s.LeafID(), active: map[string]bool{}, folded: map[string]bool{}}
-	calls := map[string]llm.ToolCall{}
+// newTreeSelector shows the agent's tree of the session.
+func newTreeSelector(tree agent.Tree) *treeSelector {
+	t := &treeSelector{byID: map[string]*treeNode{}, leafID: tree.LeafID, active: tree.Path, folded: map[string]bool{}}
 	// The tree can be deep (a long conversation is one chain): it is
-	// built without recursion.
-	for _, r := range s.Tree() {
-		t.roots = append(t.roots, buildIter(r, calls, t))
-	}
-	for _, e := range s.LeafPath() {
-		t.active[e.ID] = true
+	// converted without recursion.
+	for _, r := range tree.Roots {
+		t.roots = append(t.roots, convertIter(r, t))
 	}
 	// The branch holding the current leaf comes first.
 	var order func(ns []*treeNode) []*treeNode
@@ -105,10 +100,11 @@ func newTreeSelector(s *session.Session) *treeSelector {
 	return t
 }
 
-// buildIter converts a session node and its descendants, iteratively.
-func buildIter(root *session.Node, calls map[string]llm.ToolCall, t *treeSelector) *treeNode {
+// convertIter converts an agent's tree node and its descendants,
+// iteratively.
+func convertIter(root *agent.TreeNode, t *treeSelector) *treeNode {
 	type frame struct {
-		n      *session.Node
+		n      *agent.TreeNode
 		parent *treeNode
 	}
 	var top *treeNode
@@ -116,7 +112,7 @@ func buildIter(root *session.Node, calls map[string]llm.ToolCall, t *treeSelecto
 	for len(stack) > 0 {
 		f := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		tn := describe(f.n, calls, t.leafID)
+		tn := rowOf(f.n)
 		t.byID[tn.id] = tn
 		if f.parent == nil {
 			top = tn
@@ -130,113 +126,15 @@ func buildIter(root *session.Node, calls map[string]llm.ToolCall, t *treeSelecto
 	return top
 }
 
-// describe says what a row shows for an entry.
-func describe(n *session.Node, calls map[string]llm.ToolCall, leaf string) *treeNode {
-	e := n.Entry
-	tn := &treeNode{id: e.ID, parent: e.ParentID, typ: e.Type, label: n.Label}
-	text := "[" + e.Type + "]"
-	if p, err := e.Payload(); err == nil {
-		switch p := p.(type) {
-		case *session.MessageEntry:
-			text = tn.messageText(p.Message, calls, e.ID == leaf)
-		case *session.CompactionEntry:
-			text = fmt.Sprintf("[compaction: %s tokens]", tokenCount(p.TokensBefore))
-		case *session.BranchSummaryEntry:
-			text = "[branch summary]: " + p.Summary
-		case *session.CustomMessageEntry:
-			text = "[" + p.CustomType + "]: " + llm.TextOf(p.Content)
-		case *session.ModelChangeEntry:
-			text = "[model: " + p.ModelID + "]"
-		case *session.ThinkingLevelChangeEntry:
-			text = "[thinking: " + string(p.ThinkingLevel) + "]"
-		case *session.ContextEditEntry:
-			text = "[context omit: " + p.TargetID + "]"
-		case *session.LabelEntry:
-			text = "[label: " + p.Label + "]"
-		case *session.SessionInfoEntry:
-			text = "[title: " + p.Name + "]"
-		case *session.CustomEntry:
-			text = customText(e, p)
-		}
-	}
-	tn.text = cutRunes(oneLine(text), 200)
+// rowOf is what the selector keeps of a node: the agent's wording, on one
+// line of at most 200 characters.
+func rowOf(n *agent.TreeNode) *treeNode {
+	d := n.Description
+	tn := &treeNode{id: n.ID, parent: n.ParentID, bookkeeping: n.Bookkeeping(), label: n.Label,
+		user: d.User, toolResult: d.ToolResult, hiddenReply: d.ToolCallsOnly}
+	tn.text = cutRunes(oneLine(d.Text), 200)
 	tn.search = strings.ToLower(tn.label + " " + tn.text)
 	return tn
-}
-
-// customText names Prime's own custom entries by what they do; another
-// extension's state shows as its type.
-func customText(e *session.Entry, p *session.CustomEntry) string {
-	switch p.CustomType {
-	case compaction.CustomTypePin:
-		if pins := compaction.Pins([]*session.Entry{e}); len(pins) == 1 {
-			return "[pin]: " + pins[0].Text
-		}
-	case compaction.CustomTypeUnpin:
-		return "[unpin]"
-	case agent.CustomTypeUncompact:
-		return "[compaction undone]"
-	}
-	return "[" + p.CustomType + "]"
-}
-
-func (tn *treeNode) messageText(msg session.Message, calls map[string]llm.ToolCall, isLeaf bool) string {
-	switch m := msg.(type) {
-	case *llm.UserMessage:
-		tn.user = true
-		return "user: " + userText(m.Content)
-	case *llm.AssistantMessage:
-		for _, c := range m.ToolCalls() {
-			calls[c.ID] = c
-		}
-		text := strings.TrimSpace(m.Text())
-		switch {
-		case m.StopReason == llm.StopReasonAborted:
-			return "assistant: (aborted)"
-		case m.StopReason == llm.StopReasonError:
-			return "assistant: (error: " + m.ErrorMessage + ")"
-		case text != "":
-			return "assistant: " + text
-		case len(m.ToolCalls()) > 0:
-			tn.hiddenReply = !isLeaf
-			return "assistant: (tool calls)"
-		}
-		return "assistant: (no content)"
-	case *llm.ToolResultMessage:
-		tn.toolResult = true
-		c, ok := calls[m.ToolCallID]
-		if !ok {
-			return "[" + m.ToolName + "]"
-		}
-		t := &toolItem{name: c.Name, args: c.Arguments}
-		title := t.title()
-		switch c.Name {
-		case "bash":
-			return "[bash: " + cutRunes(strings.TrimPrefix(title, "$ "), 50) + "]"
-		case "read", "write", "edit", "grep", "find", "ls":
-			return "[" + strings.Replace(title, " ", ": ", 1) + "]"
-		}
-		return "[" + c.Name + ": " + cutRunes(c.Arguments.String(), 50) + "]"
-	case *session.BashExecution:
-		return "[bash]: " + m.Command
-	case *session.CustomMessage:
-		return "[" + m.CustomType + "]: " + llm.TextOf(m.Content)
-	case *session.SystemMessage:
-		// A patch names the sections it changes (such as the pins); the
-		// whole prompt (with its preamble) is just the system prompt.
-		var names []string
-		for _, sec := range m.Sections {
-			if sec.Name == "preamble" {
-				return "[system]"
-			}
-			names = append(names, sec.Name)
-		}
-		if len(names) == 0 {
-			return "[system]"
-		}
-		return "[system: " + strings.Join(names, ", ") + "]"
-	}
-	return "[" + msg.Role() + "]"
 }
 
 // shown reports whether the filter and the search keep a node.
@@ -244,12 +142,7 @@ func (t *treeSelector) shown(n *treeNode) bool {
 	if n.hiddenReply && n.id != t.leafID {
 		return false
 	}
-	bookkeeping := false
-	switch n.typ {
-	case session.TypeLabel, session.TypeContextEdit, session.TypeCustom, session.TypeModelChange,
-		session.TypeThinkingLevelChange, session.TypeSessionInfo:
-		bookkeeping = true
-	}
+	bookkeeping := n.bookkeeping
 	ok := true
 	switch t.filter {
 	case filterDefault:
@@ -464,9 +357,13 @@ func (m *Model) openTree() tea.Cmd {
 // openTreeAt opens the tree with an entry selected (the current leaf when
 // id is empty) and a filter.
 func (m *Model) openTreeAt(id string, f treeFilter) tea.Cmd {
-	var t *treeSelector
 	pins := m.ag.Pins()
-	m.ag.View(func(s *session.Session) { t = newTreeSelector(s) })
+	tree, err := m.ag.Tree(agent.TreeOptions{Describe: true})
+	if err != nil {
+		m.fail("cannot read the session's tree: " + err.Error())
+		return nil
+	}
+	t := newTreeSelector(tree)
 	t.pinned = map[string]bool{}
 	for _, p := range pins {
 		if p.MessageID != "" {
@@ -573,7 +470,7 @@ func (o *treeOverlay) render(m *Model, v *view) string {
 	var b strings.Builder
 	b.WriteString(v.st.rule.Render(strings.Repeat("─", v.width)) + "\n")
 	b.WriteString(v.st.bold.Render("Session Tree") + "\n")
-	b.WriteString(v.st.muted.Render(wrap("  ↑↓ move · ←→ page · ctrl+←→ fold · shift+l label · shift+p pin · ctrl+d/t/u/l/a filter · ctrl+o next filter · enter go · escape close", v.width)) + "\n")
+	b.WriteString(v.st.muted.Render(treeHelp(v.width)) + "\n")
 	b.WriteString(v.st.muted.Render("  Type to search: ") + v.st.accent.Render(t.search) + "\n")
 	if len(t.rows) == 0 {
 		b.WriteString(v.st.muted.Render("  No entries found") + "\n")
@@ -593,10 +490,13 @@ func (o *treeOverlay) render(m *Model, v *view) string {
 			if t.pinned[r.node.id] {
 				line += v.st.success.Render("[pinned] ")
 			}
-			text := r.node.text
+			// The row's text is cut to fit, never the marker after it.
+			marker := ""
 			if r.node.id == t.leafID {
-				text += " ← you are here"
+				marker = " ← you are here"
 			}
+			room := max(v.width-2-ansi.StringWidth(line)-ansi.StringWidth(marker), 1)
+			text := truncate(r.node.text, room) + marker
 			if i == t.sel {
 				b.WriteString(truncate(v.st.accent.Render("› ")+line+v.st.bold.Render(text), v.width) + "\n")
 			} else {
@@ -607,6 +507,55 @@ func (o *treeOverlay) render(m *Model, v *view) string {
 	}
 	b.WriteString(v.st.rule.Render(strings.Repeat("─", v.width)))
 	return b.String()
+}
+
+// pinsLeft says which pins a move left behind on the branch it left (they
+// are made on a branch, and apply only there), or "" when none.
+func pinsLeft(before, after []agent.Pin) string {
+	kept := map[string]bool{}
+	for _, p := range after {
+		kept[p.ID] = true
+	}
+	var gone []string
+	for _, p := range before {
+		if !kept[p.ID] {
+			gone = append(gone, p.ID+": "+cutRunes(oneLine(p.Text), 40))
+		}
+	}
+	switch len(gone) {
+	case 0:
+		return ""
+	case 1:
+		return "The pin " + gone[0] + " stays on the branch left: the model no longer sees it (/pin it again to keep it here)"
+	}
+	return itoa(len(gone)) + " pins stay on the branch left, the model no longer sees them (/pin them again to keep them here): " + strings.Join(gone, "; ")
+}
+
+// treeHelp is the /tree selector's line of key hints on one line of
+// width cells: on a narrow screen the least needed hints are left out
+// (each hint has a rank; the highest ranks go first).
+func treeHelp(width int) string {
+	helps := []struct {
+		text string
+		rank int
+	}{
+		{"↑↓ move", 0}, {"←→ page", 3}, {"ctrl+←→ fold", 4}, {"shift+l label", 5}, {"shift+p pin", 2},
+		{"ctrl+d/t/u/l/a filter", 6}, {"ctrl+o next filter", 7}, {"enter go", 0}, {"escape close", 1},
+	}
+	line := ""
+	for limit := 8; limit >= 1; limit-- {
+		var parts []string
+		for _, h := range helps {
+			if h.rank < limit {
+				parts = append(parts, h.text)
+			}
+		}
+		line = "  " + strings.Join(parts, " · ")
+		if ansi.StringWidth(line) <= width {
+			break
+		}
+	}
+	return truncate(line, width)
 }
 
 // setLabel bookmarks an entry, then shows the tree again.
@@ -629,14 +578,12 @@ func (m *Model) setLabel(id, label string, f treeFilter) tea.Cmd {
 // otherwise the "Summarize branch?" choice (unless branchSummary.skipPrompt)
 // and the navigation.
 func (m *Model) treeChosen(id string, f treeFilter) tea.Cmd {
-	var leaf string
-	m.ag.View(func(s *session.Session) { leaf = s.LeafID() })
-	if id == leaf {
+	if id == m.ag.LeafID() {
 		m.overlay = nil
 		m.status("Already at this point")
 		return nil
 	}
-	if m.opts.Settings.BranchSummary().SkipPrompt {
+	if m.ag.Preferences().SkipBranchSummaryPrompt {
 		m.overlay = nil
 		return m.navigate(id, false, "", f)
 	}
@@ -687,7 +634,9 @@ func (m *Model) navigate(id string, summarize bool, instructions string, f treeF
 		if busy {
 			ag.Abort()
 		}
+		before := ag.Pins()
 		res, err := ag.Navigate(ctx, agent.NavigateRequest{TargetID: id, Summarize: summarize, Instructions: instructions})
+		left := pinsLeft(before, ag.Pins())
 		return func(m *Model) tea.Cmd {
 			m.navigating = false
 			var ce *agent.CancelledError
@@ -710,6 +659,9 @@ func (m *Model) navigate(id string, summarize bool, instructions string, f treeF
 				m.status("Navigated to selected point (no summary: the branch left holds no message)")
 			} else {
 				m.status("Navigated to selected point")
+			}
+			if left != "" {
+				m.warn(left)
 			}
 			return nil
 		}

@@ -31,10 +31,18 @@ func (m *Model) uncompact() tea.Cmd {
 	if m.busy {
 		m.takeQueue()
 	}
+	m.undoPins, m.undoing = m.ag.Pins(), true
 	ctx, ag := m.ctx, m.ag
 	return m.call(func() resultMsg {
 		_, err := ag.Uncompact(ctx, "")
-		return report(err, nil)
+		if err != nil {
+			return func(m *Model) tea.Cmd {
+				m.undoPins, m.undoing = nil, false
+				m.fail(err.Error())
+				return nil
+			}
+		}
+		return nil
 	})
 }
 
@@ -49,6 +57,13 @@ func (m *Model) onUndone(r *agent.UncompactResult) tea.Cmd {
 	if r.Left > 0 {
 		m.warn(fmt.Sprintf("%d %s made after the compaction stay on its side branch, out of the conversation: /tree shows them",
 			r.Left, plural(r.Left, "entry", "entries")))
+	}
+	if m.undoing {
+		// What the undo did to the pins, against those before it.
+		for _, text := range pinsRenewed(m.undoPins, m.ag.Pins()) {
+			m.warn(text)
+		}
+		m.undoPins, m.undoing = nil, false
 	}
 	ctx, ag := m.ctx, m.ag
 	return async(func() resultMsg {

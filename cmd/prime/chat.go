@@ -7,15 +7,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/prime-agent/prime/agent"
 	"github.com/prime-agent/prime/hook"
-	"github.com/prime-agent/prime/internal/numfmt"
 	"github.com/prime-agent/prime/llm"
+	"github.com/prime-agent/prime/llm/registry"
+	"github.com/prime-agent/prime/printmode"
 	"github.com/prime-agent/prime/session"
 	"github.com/prime-agent/prime/settings"
 	"github.com/prime-agent/prime/tool"
@@ -37,9 +38,23 @@ type chatFlags struct {
 	noSession    bool
 	name         string
 	noContext    bool
+	noSkills     bool
+	noTemplates  bool
+	noMCP        bool
+	skills       []string
+	templates    []string
 	noHooks      bool
 	cwd          string
 	help         bool
+	maxTurns     string
+	abortAtEOF   bool
+	keepOutput   bool
+	// permissionMode is --permission-mode; yolo is --yolo (mode full).
+	permissionMode string
+	yolo           bool
+	// yes is --yes: approve what the mode would ask; interactive is set
+	// for the terminal UI, which asks the user.
+	yes, interactive bool
 	// messages are the positional arguments, files the @file ones, in
 	// order.
 	messages []string
@@ -65,11 +80,28 @@ Flags:
   --no-session                keep the session in memory only
   -n, --name NAME             name the session
   --no-context-files          leave AGENTS.md and CLAUDE.md out of the system prompt
+  -ns, --no-skills            load no skills (~/.prime/agent/skills, .prime/skills, .agents/skills)
+  -np, --no-prompt-templates  load no prompt templates (~/.prime/agent/prompts, .prime/prompts)
+  --skill PATH                load a skill file or directory, even with --no-skills (repeatable)
+  --prompt-template PATH      load a prompt template file or directory, even with -np (repeatable)
+  --no-mcp                    connect no MCP servers (~/.prime/agent/mcp.json, .prime/mcp.json)
   --no-hooks                  run none of the command hooks declared in settings
   --cwd DIR                   work in DIR instead of the working directory
+  --max-turns N               stop a prompt's run after N turns (setting maxTurns; 0: no limit)
+  --permission-mode MODE      sandbox (bash confined: writes only in the project and temp dirs, no network,
+                              credentials unreadable; anything beyond asks), ask (every bash, write and
+                              edit asks), read-only (no changes) or full (your rights, unasked, as pi)
+  --yolo                      --permission-mode full
+  -y, --yes                   approve what the permission mode would ask (print and JSON modes cannot ask)
+  --keep-tool-output          keep the files holding commands' full output when the session ends
+  --abort-at-eof              RPC mode: at the end of input abort the run and report the queued messages
+                              dropped, instead of finishing them
+  -v, --version               print the version and commit
+  -h, --help                  print this help (also: prime help)
   @FILE                       send the file's contents with the message
 
-A message "/compact [INSTRUCTIONS]" compacts the session instead of asking the model.
+A message "/compact [INSTRUCTIONS]" compacts the session instead of asking the model;
+"/skill:NAME [ARGS]" sends a skill's instructions, "/TEMPLATE [ARGS]" a prompt template's text.
 Exit status: 0 done, 1 the model or the operation failed, 2 bad usage, 130 interrupted.`
 
 // parseChatArgs reads the agent's command line. pi's conventions: flags
@@ -77,91 +109,164 @@ Exit status: 0 done, 1 the model or the operation failed, 2 bad usage, 130 inter
 // a file, "--" ends the flags, "@path" names a file to send.
 func parseChatArgs(args []string) (*chatFlags, error) {
 	f := &chatFlags{}
-	value := func(i *int, name string) (string, error) {
-		if *i+1 >= len(args) {
-			return "", usageErrorf("%s needs a value", name)
-		}
-		*i++
-		return args[*i], nil
-	}
 	for i := 0; i < len(args); i++ {
 		arg := args[i]
 		name, inline, hasInline := strings.Cut(arg, "=")
 		if !strings.HasPrefix(arg, "--") || !hasInline {
-			name, inline = arg, ""
+			name, inline, hasInline = arg, "", false
 		}
-		str := func(dst *string) error {
-			if hasInline && strings.HasPrefix(arg, "--") {
-				*dst = inline
-				return nil
-			}
-			v, err := value(&i, name)
-			*dst = v
-			return err
-		}
-		var err error
 		switch name {
 		case "--":
 			f.messages = append(f.messages, args[i+1:]...)
 			i = len(args)
+			continue
 		case "-p", "--print":
 			f.print = true
 			if i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") && !strings.HasPrefix(args[i+1], "@") {
 				i++
 				f.messages = append(f.messages, args[i])
 			}
-		case "--mode":
-			err = str(&f.mode)
-			if err == nil && f.mode != "text" && f.mode != "json" && f.mode != "rpc" {
-				err = usageErrorf("--mode %q: want text, json or rpc", f.mode)
-			}
-		case "--model":
-			err = str(&f.model)
-		case "--thinking":
-			err = str(&f.thinking)
-		case "-t", "--tools":
-			err = str(&f.tools)
-		case "--no-tools", "-nt":
-			f.noTools = true
-		case "--system-prompt":
-			err = str(&f.systemPrompt)
-		case "--append-system-prompt":
-			var v string
-			if err = str(&v); err == nil {
-				f.appendPrompt = append(f.appendPrompt, v)
-			}
-		case "-c", "--continue":
-			f.cont = true
-		case "-r", "--resume":
-			f.resume = true
-		case "--session":
-			err = str(&f.sessionFile)
-		case "--no-session":
-			f.noSession = true
-		case "-n", "--name":
-			err = str(&f.name)
-		case "--no-context-files", "-nc":
-			f.noContext = true
-		case "--no-hooks":
-			f.noHooks = true
-		case "--cwd":
-			err = str(&f.cwd)
-		case "-h", "--help":
-			f.help = true
-		default:
-			switch {
-			case strings.HasPrefix(arg, "@") && len(arg) > 1:
-				f.files = append(f.files, arg[1:])
-			case strings.HasPrefix(arg, "-") && arg != "-":
-				err = usageErrorf("unknown flag %s (run 'prime --help')", arg)
-			default:
-				f.messages = append(f.messages, arg)
-			}
+			continue
 		}
-		if err != nil {
+		if on := f.switchFor(name); on != nil {
+			*on = true
+			continue
+		}
+		set := f.setterFor(name)
+		if set == nil {
+			if err := f.positional(arg); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if !hasInline {
+			if i+1 >= len(args) {
+				return nil, usageErrorf("%s needs a value", name)
+			}
+			i++
+			inline = args[i]
+		}
+		if err := set(inline); err != nil {
 			return nil, err
 		}
 	}
+	if err := f.check(); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// switchFor returns the field a flag without a value turns on, or nil when
+// name is not such a flag.
+func (f *chatFlags) switchFor(name string) *bool {
+	switch name {
+	case "--no-tools", "-nt":
+		return &f.noTools
+	case "-c", "--continue":
+		return &f.cont
+	case "-r", "--resume":
+		return &f.resume
+	case "--no-session":
+		return &f.noSession
+	case "--no-context-files", "-nc":
+		return &f.noContext
+	case "--no-skills", "-ns":
+		return &f.noSkills
+	case "--no-prompt-templates", "-np":
+		return &f.noTemplates
+	case "--no-mcp":
+		return &f.noMCP
+	case "--no-hooks":
+		return &f.noHooks
+	case "--abort-at-eof":
+		return &f.abortAtEOF
+	case "--keep-tool-output":
+		return &f.keepOutput
+	case "--yolo":
+		return &f.yolo
+	case "-y", "--yes":
+		return &f.yes
+	case "-h", "--help":
+		return &f.help
+	}
+	return nil
+}
+
+// setterFor returns what takes the value of a flag that has one (--flag V
+// or --flag=V), checking it where a bad value can be told at once, or nil
+// when name is not such a flag.
+func (f *chatFlags) setterFor(name string) func(string) error {
+	to := func(dst *string) func(string) error {
+		return func(v string) error { *dst = v; return nil }
+	}
+	switch name {
+	case "--mode":
+		return func(v string) error {
+			if v != "text" && v != "json" && v != "rpc" {
+				return usageErrorf("--mode %q: want text, json or rpc", v)
+			}
+			f.mode = v
+			return nil
+		}
+	case "--session":
+		return func(v string) error {
+			if strings.TrimSpace(v) == "" {
+				return usageErrorf("--session needs a FILE, not an empty name")
+			}
+			f.sessionFile = v
+			return nil
+		}
+	case "--append-system-prompt":
+		return func(v string) error { f.appendPrompt = append(f.appendPrompt, v); return nil }
+	case "--skill":
+		return func(v string) error { f.skills = append(f.skills, absOr(v)); return nil }
+	case "--prompt-template":
+		return func(v string) error { f.templates = append(f.templates, absOr(v)); return nil }
+	case "--model":
+		return to(&f.model)
+	case "--thinking":
+		return to(&f.thinking)
+	case "-t", "--tools":
+		return to(&f.tools)
+	case "--system-prompt":
+		return to(&f.systemPrompt)
+	case "-n", "--name":
+		return to(&f.name)
+	case "--cwd":
+		return to(&f.cwd)
+	case "--max-turns":
+		return to(&f.maxTurns)
+	case "--permission-mode":
+		return to(&f.permissionMode)
+	}
+	return nil
+}
+
+// absOr returns path made absolute, or path itself when it cannot be.
+func absOr(path string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		return abs
+	}
+	return path
+}
+
+// positional takes an argument that is not a known flag: an @file, a
+// message, or an unknown flag (an error).
+func (f *chatFlags) positional(arg string) error {
+	switch {
+	case strings.HasPrefix(arg, "@") && len(arg) > 1:
+		f.files = append(f.files, arg[1:])
+	case strings.HasPrefix(arg, "-") && arg != "-":
+		return usageErrorf("unknown flag %s (run 'prime --help')", arg)
+	default:
+		f.messages = append(f.messages, arg)
+	}
+	return nil
+}
+
+// check reports flags that exclude each other and a thinking level that
+// does not exist.
+func (f *chatFlags) check() error {
 	sessionFlags := 0
 	for _, on := range []bool{f.cont, f.resume, f.sessionFile != "", f.noSession} {
 		if on {
@@ -169,15 +274,15 @@ func parseChatArgs(args []string) (*chatFlags, error) {
 		}
 	}
 	if sessionFlags > 1 {
-		return nil, usageErrorf("--continue, --resume, --session and --no-session exclude each other")
+		return usageErrorf("--continue, --resume, --session and --no-session exclude each other")
 	}
 	if f.noTools && f.tools != "" {
-		return nil, usageErrorf("--tools and --no-tools exclude each other")
+		return usageErrorf("--tools and --no-tools exclude each other")
 	}
 	if f.thinking != "" && !validThinking(f.thinking) {
-		return nil, usageErrorf("--thinking %q: want off, minimal, low, medium, high or xhigh", f.thinking)
+		return usageErrorf("--thinking %q: want off, minimal, low, medium, high or xhigh", f.thinking)
 	}
-	return f, nil
+	return nil
 }
 
 func validThinking(s string) bool {
@@ -210,6 +315,7 @@ func runChat(ctx context.Context, a *app, args []string) int {
 		return a.fail("prime", err)
 	}
 	defer ch.close()
+	waitMCP(ctx, ch.ag)
 	return ch.print(ctx, f)
 }
 
@@ -243,12 +349,21 @@ type chat struct {
 	ag *agent.Agent
 	// s is the session the chat opened, which it closes (the agent closes
 	// those it opens itself).
-	s     *session.Session
-	st    *settings.Settings
-	cwd   string
-	out   func(agent.Event)
-	json  bool
-	ended chan struct{}
+	s   *session.Session
+	st  *settings.Settings
+	cwd string
+	out func(agent.Event)
+	// sandboxed: the bash tool's commands run in the OS sandbox.
+	sandboxed bool
+	// warned are the session warnings already told.
+	warned map[string]bool
+	// procs are the processes and output files of the tools' commands;
+	// keepOutput keeps the files when the chat closes.
+	procs      *tool.Procs
+	keepOutput bool
+	// printer is print or JSON mode's front end, whose events out sends
+	// unless another front end takes them.
+	printer *printmode.Printer
 }
 
 // openChat chooses the session, loads the settings, the tools and the hooks,
@@ -272,34 +387,69 @@ func openChat(ctx context.Context, a *app, f *chatFlags) (*chat, error) {
 	if err != nil {
 		return nil, err
 	}
+	if f.maxTurns != "" {
+		if st, err = st.WithOverride("maxTurns", f.maxTurns); err != nil {
+			return nil, usageErrorf("--max-turns: %v", err)
+		}
+	}
+	if st, err = permissionOverride(st, f); err != nil {
+		return nil, err
+	}
 	for _, p := range st.Problems() {
 		fmt.Fprintf(a.stderr, "prime: warning: %v\n", p)
+	}
+	if u := st.Unused(); len(u) > 0 {
+		// One line, not one per key: a pi user's whole settings.json is
+		// expected here, and 'prime settings' has the list.
+		fmt.Fprintf(a.stderr, "prime: note: %s\n", unusedSummary(u))
 	}
 	s, err := chooseSession(a, f, st, cwd)
 	if err != nil {
 		return nil, err
 	}
 	printWarnings(a, s)
-	ch := &chat{a: a, st: st, cwd: cwd, json: f.mode == "json", ended: make(chan struct{})}
+	procs, err := tool.NewProcs("")
+	if err != nil {
+		return nil, err
+	}
+	opened := false
+	defer func() {
+		if !opened {
+			_ = procs.Close(false)
+		}
+	}()
+	ch := &chat{a: a, st: st, cwd: cwd, procs: procs, keepOutput: f.keepOutput, warned: map[string]bool{}}
+	for _, w := range s.Warnings() {
+		ch.warned[w.String()] = true
+	}
 	env := tool.Env{CWD: cwd, Shell: st.Conversation().ShellPath, Environ: func() []string {
 		return ch.toolEnviron()
-	}}
+	}, Procs: procs, Timeout: time.Duration(st.Conversation().BashTimeoutSec) * time.Second}
+	reg, _ := registry.Load(registry.Options{AgentDir: st.AgentDir(), Getenv: a.getenv})
+	env.Secrets = agent.SecretsPolicy(st.Permissions(), reg)
+	confine := a.toolConfinement(st, cwd, procs)
+	ch.sandboxed = st.Permissions().Mode == "sandbox" && confine().Sandbox != nil
 	var tools []tool.Tool
-	if !f.noTools {
-		if tools, err = tool.Select(tool.Builtins(env), f.tools); err != nil {
+	builtins, mcpTools, err := splitToolList(f.tools)
+	if err != nil {
+		return nil, err
+	}
+	if !f.noTools && (builtins != "" || mcpTools == nil) {
+		if tools, err = tool.Select(tool.Builtins(env), builtins); err != nil {
 			return nil, usageErrorf("--tools: %v", err)
 		}
 	}
 	hooks := hook.New(st, hook.Options{Disabled: f.noHooks})
-	ch.out = ch.textEvents
-	if ch.json {
-		ch.out = ch.jsonEvents
-	}
+	ch.printer = printmode.New(printmode.Options{Stdout: a.stdout, Stderr: a.stderr, JSON: f.mode == "json",
+		StdoutTerminal: isTerminal(a.stdout), StderrTerminal: isTerminal(a.stderr)})
+	ch.out = ch.printer.Event
 	cfg := agent.Config{
 		Settings: st, Getenv: a.getenv, Hooks: hooks, Events: func(e agent.Event) { ch.out(e) },
 		Model: f.model, ThinkingLevel: llm.ThinkingLevel(f.thinking), Tools: tools, CWD: cwd,
 		SystemPrompt: f.systemPrompt, AppendSystemPrompt: f.appendPrompt, NoContextFiles: f.noContext,
-		DiscoverLocal: true,
+		DiscoverLocal: true, Procs: procs, NoSkills: f.noSkills, NoPromptTemplates: f.noTemplates,
+		Confinement: confine, Approvals: approvalsFor(f),
+		MCP: !f.noMCP, MCPTools: mcpTools, SkillPaths: f.skills, PromptTemplatePaths: f.templates,
 	}
 	ch.ag, ch.s = agent.New(s, cfg), s
 	if f.name != "" {
@@ -307,6 +457,7 @@ func openChat(ctx context.Context, a *app, f *chatFlags) (*chat, error) {
 			return nil, err
 		}
 	}
+	opened = true
 	return ch, nil
 }
 
@@ -330,7 +481,7 @@ func (ch *chat) toolEnviron() []string {
 // the sessions directory by default, the latest with --continue, a given
 // file with --session, one in memory with --no-session.
 func chooseSession(a *app, f *chatFlags, st *settings.Settings, cwd string) (*session.Session, error) {
-	dir := session.SessionsDir(st.AgentDir(), cwd)
+	dir := settings.SessionsDir(st.AgentDir(), cwd)
 	opts := session.Options{CWD: cwd}
 	read := session.ReadOptions{IndexDir: session.IndexDir(st.AgentDir())}
 	switch {
@@ -357,14 +508,36 @@ func chooseSession(a *app, f *chatFlags, st *settings.Settings, cwd string) (*se
 }
 
 func (ch *chat) close() {
+	ch.warnLate()
 	ch.ag.Close()
 	ch.s.Close()
+	// What the commands left running is killed; their output files go
+	// unless the user keeps them.
+	if err := ch.procs.Close(ch.keepOutput); err != nil {
+		fmt.Fprintf(ch.a.stderr, "prime: warning: %v\n", err)
+	}
+	if ch.keepOutput {
+		fmt.Fprintf(ch.a.stderr, "prime: the full output of commands is kept in %s\n", ch.procs.Dir)
+	}
+}
+
+// warnLate reports the warnings found only once entries were decoded (a
+// field of the wrong type read as pi reads it), which opening the session
+// could not know.
+func (ch *chat) warnLate() {
+	for _, s := range []*session.Session{ch.s, ch.ag.Session()} {
+		for _, w := range s.Warnings() {
+			if !ch.warned[w.String()] {
+				ch.warned[w.String()] = true
+				fmt.Fprintf(ch.a.stderr, "warning: %s: %s\n", s.File(), w)
+			}
+		}
+	}
 }
 
 // initialPrompt joins standard input (when it is not a terminal), the
-// contents of the @files and the first message with blank lines (DESIGN
-// decision 8), and returns the images among the @files and the remaining
-// messages.
+// contents of the @files and the first message with blank lines, and
+// returns the images among the @files and the remaining messages.
 func (ch *chat) initialPrompt(f *chatFlags) (string, []llm.Image, []string, error) {
 	var parts []string
 	var images []llm.Image
@@ -389,7 +562,7 @@ func (ch *chat) initialPrompt(f *chatFlags) (string, []llm.Image, []string, erro
 		if len(data) == 0 {
 			continue
 		}
-		if mime := imageType(data); mime != "" {
+		if mime := agent.ImageType(data); mime != "" {
 			images = append(images, llm.Image{Data: base64.StdEncoding.EncodeToString(data), MIMEType: mime})
 			parts = append(parts, "<file name=\""+p+"\"></file>")
 			continue
@@ -404,20 +577,8 @@ func (ch *chat) initialPrompt(f *chatFlags) (string, []llm.Image, []string, erro
 	return strings.Join(parts, "\n\n"), images, rest, nil
 }
 
-// imageType returns the MIME type of an image the models take (PNG, JPEG,
-// GIF, WebP), judged by its content, or "".
-func imageType(data []byte) string {
-	switch t := http.DetectContentType(data); t {
-	case "image/png", "image/jpeg", "image/gif", "image/webp":
-		return t
-	}
-	return ""
-}
-
-// print runs print mode (and JSON mode): each message in turn, each awaited
-// until the agent settles, then the final answer on standard output (text
-// mode) or every event as a JSON line (JSON mode). A message "/compact
-// [INSTRUCTIONS]" compacts instead. The exit status is 1 when the last reply
+// print runs print mode (and JSON mode) over the messages the flags give
+// (package printmode) and returns the exit status: 1 when the last reply
 // failed, was aborted or was cut off, or an operation failed.
 func (ch *chat) print(ctx context.Context, f *chatFlags) int {
 	first, images, rest, err := ch.initialPrompt(f)
@@ -429,148 +590,17 @@ func (ch *chat) print(ctx context.Context, f *chatFlags) int {
 		msgs = append(msgs, first)
 	}
 	msgs = append(msgs, rest...)
-	if ch.json {
-		var header []byte
-		ch.ag.View(func(s *session.Session) { header = s.Header().Raw() })
-		ch.a.stdout.Write(append(header, '\n'))
-	}
-	for i, m := range msgs {
-		if instr, ok := compactCommand(m); ok {
-			if code := ch.compact(ctx, instr); code != exitOK {
-				return code
-			}
-			continue
-		}
-		opts := agent.PromptOptions{}
-		if i == 0 {
-			opts.Images = images
-		}
-		if _, err := ch.ag.Prompt(ctx, m, opts); err != nil {
-			return ch.a.fail("prime", err)
-		}
-		if err := ch.ag.Wait(ctx); err != nil {
-			ch.ag.Abort()
-			fmt.Fprintln(ch.a.stderr, "prime: interrupted; the session keeps everything up to here")
-			return ch.a.interruptStatus()
-		}
-	}
-	return ch.finish()
-}
-
-// compactCommand reports whether a message is "/compact [INSTRUCTIONS]".
-func compactCommand(m string) (string, bool) {
-	m = strings.TrimSpace(m)
-	if m == "/compact" {
-		return "", true
-	}
-	if rest, ok := strings.CutPrefix(m, "/compact "); ok {
-		return strings.TrimSpace(rest), true
-	}
-	return "", false
-}
-
-// compact runs a manual compaction and says what it did.
-func (ch *chat) compact(ctx context.Context, instructions string) int {
-	res, err := ch.ag.Compact(ctx, agent.CompactRequest{Instructions: instructions})
-	if err != nil {
-		return ch.a.fail("prime", operationError(err))
-	}
-	if !ch.json {
-		fmt.Fprintf(ch.a.stdout, "compacted: %s → %s tokens\n\n%s\n", numfmt.Commas(res.TokensBefore), numfmt.Commas(res.TokensAfter), res.Compaction.Summary)
-	}
-	return exitOK
-}
-
-// finish prints the last reply (text mode) and returns the exit status.
-// As in pi, only the last message on the session's path counts: when it is
-// not a reply (the run ended on a tool result, or nothing was sent), nothing
-// is printed.
-func (ch *chat) finish() int {
-	var last *llm.AssistantMessage
-	ch.ag.View(func(s *session.Session) {
-		path := s.LeafView()
-		for i := path.Len() - 1; i >= 0; i-- {
-			if path.Type(i) != session.TypeMessage {
-				continue
-			}
-			if m, err := path.Entry(i).Message(); err == nil {
-				last, _ = m.(*llm.AssistantMessage)
-			}
-			return
-		}
-	})
-	if last == nil {
+	err = ch.printer.Run(ctx, ch.ag, msgs, images)
+	var ce *printmode.CompactError
+	switch {
+	case err == nil:
 		return exitOK
-	}
-	switch last.StopReason {
-	case llm.StopReasonError, llm.StopReasonAborted:
-		msg := last.ErrorMessage
-		if msg == "" {
-			msg = "the request " + string(last.StopReason)
-		}
-		fmt.Fprintf(ch.a.stderr, "prime: %s\n", msg)
+	case errors.Is(err, printmode.ErrFailed):
 		return exitFailed
+	case errors.Is(err, printmode.ErrInterrupted):
+		return ch.a.interruptStatus()
+	case errors.As(err, &ce):
+		return ch.a.fail("prime", operationError(ce.Err))
 	}
-	if !ch.json {
-		for _, c := range last.Content {
-			if t, ok := c.(llm.Text); ok {
-				fmt.Fprintln(ch.a.stdout, t.Text)
-			}
-		}
-	}
-	if last.StopReason == llm.StopReasonLength {
-		fmt.Fprintln(ch.a.stderr, "prime: the answer was cut off at the model's output limit")
-		return exitFailed
-	}
-	return exitOK
-}
-
-// textEvents shows, in print mode, what the user should know while the agent
-// works: notices, retries and compactions, on standard error.
-func (ch *chat) textEvents(e agent.Event) {
-	w := ch.a.stderr
-	switch e := e.(type) {
-	case agent.Notice:
-		fmt.Fprintf(w, "prime: %s: %s\n", e.Level, e.Text)
-	case agent.RetryStart:
-		fmt.Fprintf(w, "prime: %s; retrying in %s (%d/%d)\n", e.ErrorMessage, e.Delay.Round(100*1e6), e.Attempt, e.MaxAttempts)
-	case agent.RetryEnd:
-		if !e.Success {
-			fmt.Fprintf(w, "prime: retries ended after %d: %s\n", e.Attempt, e.FinalError)
-		}
-	case agent.CompactionStart:
-		if e.Reason != agent.ReasonManual {
-			fmt.Fprintf(w, "prime: compacting the context (%s)…\n", e.Reason)
-		}
-	case agent.CompactionEnd:
-		switch {
-		case e.Result != nil && e.Reason != agent.ReasonManual:
-			fmt.Fprintf(w, "prime: compacted: %s → %s tokens\n", numfmt.Commas(e.Result.TokensBefore), numfmt.Commas(e.Result.TokensAfter))
-		case e.Aborted:
-			fmt.Fprintln(w, "prime: compaction cancelled, nothing written")
-		case e.Err != nil:
-			fmt.Fprintf(w, "prime: %s\n", agent.CompactionErrorText(e.Reason, e.Err))
-		}
-	case *agent.Progress:
-		if e.Kind == agent.ProgressHookReport && e.HookReport != nil {
-			fmt.Fprintf(w, "prime: %v\n", e.HookReport)
-		}
-	}
-}
-
-// jsonEvents writes every event pi has a wire form for as one JSON line on
-// standard output; notices go to standard error.
-func (ch *chat) jsonEvents(e agent.Event) {
-	if n, ok := e.(agent.Notice); ok {
-		fmt.Fprintf(ch.a.stderr, "prime: %s: %s\n", n.Level, n.Text)
-		return
-	}
-	line, ok, err := agent.MarshalEvent(e)
-	if err != nil {
-		fmt.Fprintf(ch.a.stderr, "prime: cannot encode a %s event: %v\n", e.EventType(), err)
-		return
-	}
-	if ok {
-		ch.a.stdout.Write(append(line, '\n'))
-	}
+	return ch.a.fail("prime", err)
 }

@@ -229,7 +229,8 @@ func runCompact(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 	defer ag.Close()
-	req := agent.CompactRequest{Reason: agent.ReasonManual, LeafID: *leaf, Instructions: f.instructions, Summarizer: choice}
+	req := agent.CompactRequest{Reason: agent.ReasonManual, LeafID: *leaf, Instructions: f.instructions, Summarizer: choice,
+		ExactKeepRecent: set(fs, "keep-recent-tokens")}
 	plan, err := ag.PlanCompaction(ctx, req)
 	var nc *compaction.NotCompactableError
 	if errors.As(err, &nc) {
@@ -601,7 +602,7 @@ type benchCompactJSON struct {
 // loads and plans; the offline run opens a fresh copy of FILE for appending,
 // plans, builds the summary by code and appends it. FILE is never written.
 func runBenchCompact(ctx context.Context, a *app, args []string) error {
-	path, runs, asJSON, err := benchArgs("dev bench-compact", args)
+	path, runs, asJSON, err := benchArgs(flag.NewFlagSet("dev bench-compact", flag.ContinueOnError), args)
 	if err != nil {
 		return err
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/prime-agent/prime/llm/llmtest"
 	"github.com/prime-agent/prime/session"
 	"github.com/prime-agent/prime/session/sessiongen"
+	"github.com/prime-agent/prime/settings"
 )
 
 // compactSession is the generated session the compaction commands are
@@ -51,7 +52,7 @@ func fakeEnv(t *testing.T, srv *llmtest.Server) map[string]string {
 			t.Fatal(err)
 		}
 	}
-	return map[string]string{session.EnvAgentDir: dir}
+	return map[string]string{settings.AgentDirEnv: dir}
 }
 
 // unchanged fails the test if the file at path no longer holds data.
@@ -243,16 +244,16 @@ func TestCompactCommandEndToEnd(t *testing.T) {
 
 	t.Run("cancelled", func(t *testing.T) {
 		srv := llmtest.NewAnthropic(t)
-		srv.Handle(func(*llmtest.Request) llmtest.Reply {
-			return llmtest.Reply{Parts: []llmtest.Part{llmtest.Text("x")}, Delay: time.Hour}
-		})
+		asked := llmtest.Hold(srv, "x")
 		path, data := compactSession(t)
 		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
 		go func() {
-			for len(srv.Requests()) == 0 {
-				time.Sleep(time.Millisecond)
+			select {
+			case <-asked:
+				cancel()
+			case <-ctx.Done():
 			}
-			cancel()
 		}()
 		a, _, errOut := testApp(fakeEnv(t, srv))
 		code := run(ctx, []string{"compact", path, "--model", "fake/fake-model", "--keep-recent-tokens", "4000"}, a)
@@ -329,7 +330,7 @@ func TestCompactCommandErrors(t *testing.T) {
 }
 
 // TestBranchCommand re-creates a few of pi's tree-navigation cases
-// (pi-reference §9.10) through the command.
+// through the command.
 func TestBranchCommand(t *testing.T) {
 	srv := llmtest.NewAnthropic(t)
 	srv.Handle(summaryReply)
@@ -388,7 +389,7 @@ func TestCompactBinary(t *testing.T) {
 	bin := buildPrime(t)
 	command := func(env map[string]string, args ...string) *exec.Cmd {
 		cmd := exec.Command(bin, args...)
-		cmd.Env = append(os.Environ(), session.EnvAgentDir+"="+env[session.EnvAgentDir])
+		cmd.Env = append(os.Environ(), settings.AgentDirEnv+"="+env[settings.AgentDirEnv])
 		return cmd
 	}
 	path := filepath.Join(t.TempDir(), "s.jsonl")
@@ -435,9 +436,7 @@ func TestCompactBinary(t *testing.T) {
 
 	t.Run("interrupted", func(t *testing.T) {
 		srv := llmtest.NewAnthropic(t)
-		srv.Handle(func(*llmtest.Request) llmtest.Reply {
-			return llmtest.Reply{Parts: []llmtest.Part{llmtest.Text("x")}, Delay: time.Hour}
-		})
+		asked := llmtest.Hold(srv, "x")
 		p := filepath.Join(t.TempDir(), "s.jsonl")
 		os.WriteFile(p, data, 0o600)
 		cmd := command(fakeEnv(t, srv), "compact", p, "--model", "fake/fake-model")
@@ -446,11 +445,12 @@ func TestCompactBinary(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		for deadline := time.Now().Add(30 * time.Second); len(srv.Requests()) == 0; time.Sleep(5 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				cmd.Process.Kill()
-				t.Fatalf("no request; stderr %q", stderr.String())
-			}
+		select {
+		case <-asked:
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("no request; stderr %q", stderr.String())
 		}
 		cmd.Process.Signal(syscall.SIGINT)
 		err := cmd.Wait()

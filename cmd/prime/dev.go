@@ -23,7 +23,7 @@ import (
 func devCommands() []*command {
 	return []*command{
 		{name: "dev gen-session", usage: "--entries N [--seed S] [--out FILE] [options]", summary: "generate a realistic session file", run: runGenSession},
-		{name: "dev bench", usage: "FILE [--runs N] [--json]", summary: "time opening a session (whole and from its persistent index), its path, context, estimate and compaction; memory", run: runBench},
+		{name: "dev bench", usage: "FILE [--runs N] [--json] [--cold]", summary: "time opening a session (whole and from its persistent index), its path, context, estimate and compaction; memory; --cold: a first open and the next, phase by phase", run: runBench},
 	}
 }
 
@@ -124,11 +124,10 @@ type benchJSON struct {
 	PeakRSSBytes     int64  `json:"peakRssBytes"`
 }
 
-// benchArgs parses the arguments of a dev bench command: FILE, --runs N
-// and --json.
-func benchArgs(name string, args []string) (path string, runs int, asJSON bool, err error) {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.IntVar(&runs, "runs", 3, "repetitions; the best time is reported")
+// benchArgs parses the arguments of a dev bench command with fs, which
+// holds the command's own flags: FILE, --runs N and --json.
+func benchArgs(fs *flag.FlagSet, args []string) (path string, runs int, asJSON bool, err error) {
+	fs.IntVar(&runs, "runs", 3, "repeat `N` times; the best time is reported")
 	fs.BoolVar(&asJSON, "json", false, "print JSON")
 	if path, err = oneFile(fs, args); err != nil {
 		return "", 0, false, err
@@ -155,10 +154,18 @@ func liveHeap() uint64 {
 	return ms.HeapAlloc
 }
 
+// runBench is "prime dev bench FILE": how long opening a session takes
+// (with and without its index), and the path, context, token estimate and
+// compaction preparation at its leaf; --cold hands over to runColdBench.
 func runBench(ctx context.Context, a *app, args []string) error {
-	path, runs, asJSON, err := benchArgs("dev bench", args)
+	fs := flag.NewFlagSet("dev bench", flag.ContinueOnError)
+	cold := fs.Bool("cold", false, "time a first open (no persistent index) and the open after it, phase by phase")
+	path, runs, asJSON, err := benchArgs(fs, args)
 	if err != nil {
 		return err
+	}
+	if *cold {
+		return runColdBench(ctx, a, path, runs, asJSON)
 	}
 	indexDir, err := os.MkdirTemp("", "prime-bench-index-")
 	if err != nil {
@@ -166,16 +173,9 @@ func runBench(ctx context.Context, a *app, args []string) error {
 	}
 	defer os.RemoveAll(indexDir)
 	withIndex := session.ReadOptions{IndexDir: indexDir}
-	load := func(opts session.ReadOptions) (*session.Session, error) {
-		s, err := session.LoadWith(path, opts)
-		if err != nil {
-			return nil, sessionFileErr(err)
-		}
-		return s, nil
-	}
 	// The index is written by the first open and trusted or checked by
 	// the next ones.
-	if s, err := load(withIndex); err != nil {
+	if s, err := benchLoad(path, withIndex); err != nil {
 		return err
 	} else {
 		s.Close()
@@ -187,61 +187,9 @@ func runBench(ctx context.Context, a *app, args []string) error {
 		if s != nil {
 			s.Close()
 		}
-		s = nil
-		runtime.GC()
-		t := time.Now()
-		if s, err = load(withIndex); err != nil {
+		if s, err = benchOnce(path, withIndex, base, &out); err != nil {
 			return err
 		}
-		best(&out.OpenIndexNs, time.Since(t))
-		out.IndexFrom = s.ReadFrom().String()
-		s.Close()
-
-		runtime.GC()
-		t = time.Now()
-		if s, err = load(session.ReadOptions{}); err != nil {
-			return err
-		}
-		best(&out.OpenNs, time.Since(t))
-		if out.HeapIndexBytes == 0 {
-			out.HeapIndexBytes = liveHeap() - min(base, liveHeap())
-		}
-
-		t = time.Now()
-		out.PathLength = s.LeafView().Len()
-		best(&out.PathNs, time.Since(t))
-
-		t = time.Now()
-		c, err := s.Context("")
-		if err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		best(&out.ContextNs, time.Since(t))
-		out.Messages = len(c.Messages)
-
-		t = time.Now()
-		est := session.EstimateContextTokens(c.Messages)
-		best(&out.EstimateNs, time.Since(t))
-		out.Tokens = est.Tokens
-
-		t = time.Now()
-		prep, err := compaction.PrepareContext(c, compaction.PinsOf(s.LeafView()), compaction.DefaultSettings())
-		var nc *compaction.NotCompactableError
-		if err != nil && !errors.As(err, &nc) {
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		best(&out.PrepareNs, time.Since(t))
-		out.Compactable = err == nil
-		if out.HeapContextBytes == 0 {
-			out.HeapContextBytes = liveHeap() - min(base, liveHeap())
-		}
-		runtime.KeepAlive(c)
-		runtime.KeepAlive(prep)
-
-		t = time.Now()
-		entries := s.LeafPath()
-		best(&out.PathEntriesNs, time.Since(t))
-		runtime.KeepAlive(entries)
 	}
 	if fi, err := os.Stat(path); err == nil {
 		out.Bytes = fi.Size()
@@ -254,13 +202,97 @@ func runBench(ctx context.Context, a *app, args []string) error {
 	out.Entries = s.Len()
 	out.OpenMBps = float64(out.Bytes) / 1e6 / (float64(out.OpenNs) / 1e9)
 	runtime.KeepAlive(s)
+	s.Close()
 	out.PeakRSSBytes = peakRSS()
 	if asJSON {
 		return writeJSON(a.stdout, out)
 	}
-	w := a.stdout
+	printBench(a.stdout, &out, runs)
+	return nil
+}
+
+// benchLoad opens the session file at path.
+func benchLoad(path string, opts session.ReadOptions) (*session.Session, error) {
+	s, err := session.LoadWith(path, opts)
+	if err != nil {
+		return nil, sessionFileErr(err)
+	}
+	return s, nil
+}
+
+// benchOnce makes one run of runBench's measures, keeping the best times
+// and the first heap sizes in out, and returns the session it opened
+// without an index, still open (its caller closes it).
+func benchOnce(path string, withIndex session.ReadOptions, base uint64, out *benchJSON) (*session.Session, error) {
+	runtime.GC()
+	t := time.Now()
+	s, err := benchLoad(path, withIndex)
+	if err != nil {
+		return nil, err
+	}
+	best(&out.OpenIndexNs, time.Since(t))
+	out.IndexFrom = s.ReadFrom().String()
+	s.Close()
+
+	runtime.GC()
+	t = time.Now()
+	if s, err = benchLoad(path, session.ReadOptions{}); err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			s.Close()
+		}
+	}()
+	best(&out.OpenNs, time.Since(t))
+	if out.HeapIndexBytes == 0 {
+		out.HeapIndexBytes = liveHeap() - min(base, liveHeap())
+	}
+
+	t = time.Now()
+	out.PathLength = s.LeafView().Len()
+	best(&out.PathNs, time.Since(t))
+
+	t = time.Now()
+	c, err := s.Context("")
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	best(&out.ContextNs, time.Since(t))
+	out.Messages = len(c.Messages)
+
+	t = time.Now()
+	est := session.EstimateContextTokens(c.Messages)
+	best(&out.EstimateNs, time.Since(t))
+	out.Tokens = est.Tokens
+
+	t = time.Now()
+	prep, err := compaction.PrepareContext(c, compaction.PinsOf(s.LeafView()), compaction.DefaultSettings())
+	var nc *compaction.NotCompactableError
+	if err != nil && !errors.As(err, &nc) {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	best(&out.PrepareNs, time.Since(t))
+	out.Compactable = err == nil
+	if out.HeapContextBytes == 0 {
+		out.HeapContextBytes = liveHeap() - min(base, liveHeap())
+	}
+	runtime.KeepAlive(c)
+	runtime.KeepAlive(prep)
+
+	t = time.Now()
+	entries := s.LeafPath()
+	best(&out.PathEntriesNs, time.Since(t))
+	runtime.KeepAlive(entries)
+	ok = true
+	return s, nil
+}
+
+// printBench writes runBench's measures for a reader.
+func printBench(w io.Writer, out *benchJSON, runs int) {
 	mb := func(n uint64) float64 { return float64(n) / 1e6 }
-	fmt.Fprintf(w, "%s: %.1f MB, %d entries (best of %d runs)\n", path, float64(out.Bytes)/1e6, out.Entries, runs)
+	fmt.Fprintf(w, "%s: %.1f MB, %d entries (best of %d runs)\n", out.File, float64(out.Bytes)/1e6, out.Entries, runs)
 	fmt.Fprintf(w, "open      %10s  (indexing the whole file, %.0f MB/s)\n", time.Duration(out.OpenNs), out.OpenMBps)
 	if out.IndexBytes > 0 {
 		fmt.Fprintf(w, "open      %10s  (%s, %.1f MB)\n", time.Duration(out.OpenIndexNs), out.IndexFrom, float64(out.IndexBytes)/1e6)
@@ -274,7 +306,6 @@ func runBench(ctx context.Context, a *app, args []string) error {
 	if out.PeakRSSBytes > 0 {
 		fmt.Fprintf(w, "peak RSS  %7.1f MB (whole process, all runs)\n", float64(out.PeakRSSBytes)/1e6)
 	}
-	return nil
 }
 
 // peakRSS returns the process's peak resident set size (VmHWM on Linux), or

@@ -23,7 +23,7 @@ func printSkipped(a *app, name string, st *settings.Settings, r *hook.Runner, ev
 	count := map[group]int{}
 	for _, rep := range r.Skipped() {
 		switch {
-		case rep.Skip == hook.SkipUnknownEvent:
+		case rep.Skip == hook.SkipUnknownEvent || rep.Skip == hook.SkipUnsafeFile:
 			fmt.Fprintf(a.stderr, "prime %s: warning: %v\n", name, rep)
 		case slices.Contains(events, rep.Event):
 			g := group{rep.Source.File, rep.Skip}

@@ -20,7 +20,9 @@ import (
 	"github.com/prime-agent/prime/internal/proctest"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/llm/llmtest"
+	"github.com/prime-agent/prime/permission"
 	"github.com/prime-agent/prime/session"
+	"github.com/prime-agent/prime/settings"
 )
 
 // hookScript is the command hook the tests declare: it logs
@@ -78,7 +80,7 @@ func newHookSetup(t *testing.T, srv *llmtest.Server) *hookSetup {
 	if err := os.WriteFile(h.script, []byte(hookScript), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	h.env = map[string]string{session.EnvAgentDir: h.agentDir}
+	h.env = map[string]string{settings.AgentDirEnv: h.agentDir}
 	return h
 }
 
@@ -228,8 +230,7 @@ func reportsOf(t *testing.T, out string) []map[string]any {
 
 var compactEvents = []string{"session_before_compact", "session_compact", "session_compact_failed"}
 
-// TestCompactHooks re-creates pi's compaction-extensions tests (pi-reference
-// §9.6, 39–46) through "prime compact" with command hooks, and adds a hook
+// TestCompactHooks re-creates pi's compaction-extensions tests through "prime compact" with command hooks, and adds a hook
 // that answers invalidly and one that hangs.
 func TestCompactHooks(t *testing.T) {
 	compact := func(t *testing.T, h *hookSetup, path string, extra ...string) (int, compactJSON, []map[string]any, string) {
@@ -548,6 +549,9 @@ func TestBranchHooks(t *testing.T) {
 var binDir string
 
 func TestMain(m *testing.M) {
+	// In-process runs of prime (runPrime) confine commands with this test
+	// binary as the trampoline, as the real binary's main does.
+	permission.Trampoline()
 	code := m.Run()
 	if binDir != "" {
 		os.RemoveAll(binDir)
@@ -590,7 +594,7 @@ func TestHooksBinary(t *testing.T) {
 	command := func(h *hookSetup, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
 		cmd := exec.Command(bin, args...)
 		cmd.Dir = h.project
-		cmd.Env = append(os.Environ(), session.EnvAgentDir+"="+h.agentDir)
+		cmd.Env = append(os.Environ(), settings.AgentDirEnv+"="+h.agentDir)
 		var out, errOut bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &errOut
 		return cmd, &out, &errOut

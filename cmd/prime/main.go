@@ -20,9 +20,14 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/prime-agent/prime/permission"
 )
 
 func main() {
+	// A confined command's trampoline: confine this process, run the
+	// shell (it does not return then).
+	permission.Trampoline()
 	// The first SIGINT, SIGTERM or SIGHUP cancels the context: the command
 	// stops what it is doing, writes nothing half-done, and exits with the
 	// signal's status. A second one exits at once.
@@ -70,6 +75,9 @@ type app struct {
 	// signal returns the signal that cancelled the command's context, nil
 	// when none did.
 	signal func() os.Signal
+	// atEnd is run, last first, once the command has returned (what it
+	// printed is out): the sessions it read finish writing their indexes.
+	atEnd []func()
 }
 
 // interruptStatus is the exit status of a command its context's
@@ -98,12 +106,16 @@ type command struct {
 func commands() []*command {
 	var cmds []*command
 	cmds = append(cmds, sessionCommands()...)
+	cmds = append(cmds, sessionRepairCommands()...)
 	cmds = append(cmds, devCommands()...)
 	cmds = append(cmds, settingsCommands()...)
 	cmds = append(cmds, modelsCommands()...)
 	cmds = append(cmds, compactCommands()...)
 	cmds = append(cmds, uncompactCommands()...)
 	cmds = append(cmds, transcriptCommands()...)
+	cmds = append(cmds, exportCommands()...)
+	cmds = append(cmds, loginCommands()...)
+	cmds = append(cmds, mcpCommands()...)
 	return cmds
 }
 
@@ -165,9 +177,28 @@ func run(ctx context.Context, args []string, a *app) int {
 			printHelp(a.stdout, cmds)
 			return exitOK
 		}
+		if len(args) == 1 && (args[0] == "-v" || args[0] == "--version") {
+			fmt.Fprintln(a.stdout, versionLine())
+			return exitOK
+		}
+		if len(args) > 0 {
+			if members := group(cmds, args[0]); members != nil {
+				return groupUsage(a, args[0], members, args[1:])
+			}
+		}
+		if len(args) == 1 {
+			if near := misspelt(cmds, args[0]); near != "" {
+				fmt.Fprintf(a.stderr, "prime: %q is not a command; did you mean 'prime %s'? ('prime help' lists the commands; to ask the model, write more than one word)\n", args[0], near)
+				return exitBadUsage
+			}
+		}
 		return runChat(ctx, a, args)
 	}
 	err := cmd.run(ctx, a, rest)
+	for i := len(a.atEnd) - 1; i >= 0; i-- {
+		a.atEnd[i]()
+	}
+	a.atEnd = nil
 	if err == nil {
 		return exitOK
 	}
@@ -260,14 +291,19 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// flagHelp lists fs's flags the way the usage lines spell them, with two
-// dashes: "  --name VALUE" and the usage text indented below, plus the
-// default when it is not the zero value.
+// flagHelp lists fs's flags the way the usage lines spell them: two
+// dashes for a long name, one for a letter ("  --name VALUE", "  -o FILE"),
+// the usage text indented below, plus the default when it is not the zero
+// value.
 func flagHelp(fs *flag.FlagSet) string {
 	var b strings.Builder
 	fs.VisitAll(func(f *flag.Flag) {
 		name, usage := flag.UnquoteUsage(f)
-		fmt.Fprintf(&b, "  --%s", f.Name)
+		dashes := "--"
+		if len(f.Name) == 1 {
+			dashes = "-"
+		}
+		fmt.Fprintf(&b, "  %s%s", dashes, f.Name)
 		if name != "" {
 			fmt.Fprintf(&b, " %s", name)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/prime-agent/prime/internal/numfmt"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/llm/llmfake"
 	"github.com/prime-agent/prime/llm/registry"
@@ -22,7 +23,7 @@ import (
 func modelsCommands() []*command {
 	return []*command{
 		{name: "models", usage: "[--json]", summary: "list the models Prime knows, where each comes from, and whether its key is set", run: runModels},
-		{name: "dev fake-llm", usage: "--api anthropic|openai [--flavor F] [--addr A] [--script FILE] [--models-json FILE] [--context-window N [--token-ratio R]]",
+		{name: "dev fake-llm", usage: "--api anthropic|openai|responses|azure|gemini|vertex [--flavor F] [--addr A] [--script FILE] [--models-json FILE] [--context-window N [--token-ratio R]]",
 			summary: "serve a scripted fake model on loopback, for running prime end to end", run: runFakeLLM},
 	}
 }
@@ -66,6 +67,9 @@ func runModels(ctx context.Context, a *app, args []string) error {
 	reg, err := registry.Load(registry.Options{Getenv: a.getenv})
 	if err != nil {
 		return badInput(err)
+	}
+	for _, w := range reg.Warnings() {
+		fmt.Fprintf(a.stderr, "warning: %s\n", w)
 	}
 	entries := reg.Models()
 	if *asJSON {
@@ -129,21 +133,15 @@ func runModels(ctx context.Context, a *app, args []string) error {
 	return nil
 }
 
-func tokens(n int) string {
-	switch {
-	case n >= 1_000_000 && n%1_000_000 == 0:
-		return strconv.Itoa(n/1_000_000) + "M"
-	case n >= 1000 && n%1000 == 0:
-		return strconv.Itoa(n/1000) + "K"
-	}
-	return strconv.Itoa(n)
-}
+// tokens writes a token count as every listing of Prime does: in full,
+// with thousands separators.
+func tokens(n int) string { return numfmt.Commas(n) }
 
 func price(p float64) string { return strconv.FormatFloat(p, 'f', -1, 64) }
 
 func runFakeLLM(ctx context.Context, a *app, args []string) error {
 	fs := flag.NewFlagSet("dev fake-llm", flag.ContinueOnError)
-	api := fs.String("api", "", "wire API to speak: anthropic or openai")
+	api := fs.String("api", "", "wire API to speak: anthropic, openai (Chat Completions), responses, azure, gemini or vertex")
 	flavorName := fs.String("flavor", "openai", "for --api openai, the server to imitate: openai, ollama, vllm, llamacpp, lmstudio, openrouter, indexzero")
 	addr := fs.String("addr", "127.0.0.1:0", "address to listen on (loopback)")
 	scriptPath := fs.String("script", "", "JSON script of replies (default: echo the last user message)")
@@ -172,8 +170,16 @@ func runFakeLLM(ctx context.Context, a *app, args []string) error {
 		wire = llm.APIAnthropicMessages
 	case "openai", llm.APIOpenAICompletions:
 		wire = llm.APIOpenAICompletions
+	case "responses", llm.APIOpenAIResponses:
+		wire = llm.APIOpenAIResponses
+	case "azure", llm.APIAzureOpenAIResponses:
+		wire = llm.APIAzureOpenAIResponses
+	case "gemini", llm.APIGoogleGenerativeAI:
+		wire = llm.APIGoogleGenerativeAI
+	case "vertex", llm.APIGoogleVertex:
+		wire = llm.APIGoogleVertex
 	default:
-		return usageErrorf("--api must be anthropic or openai")
+		return usageErrorf("--api must be anthropic, openai, responses, azure, gemini or vertex")
 	}
 	flavor, err := llmfake.ParseFlavor(*flavorName)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -35,6 +36,10 @@ func TestModelsCommand(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	text := out.String()
+	// Token counts in one format: in full, with thousands separators.
+	if !strings.Contains(text, " 128,000 ") || regexp.MustCompile(`\s\d+[KM]\s|\s\d{4,}\s`).MatchString(text) {
+		t.Errorf("token counts in mixed formats:\n%s", text)
+	}
 	for _, want := range []string{"local/m1", "models.json", "set ($ANTHROPIC_API_KEY)", "missing ($OPENAI_API_KEY)", "anthropic/claude-opus-5"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("output lacks %q:\n%s", want, text)
@@ -94,10 +99,10 @@ func startFakeLLM(t *testing.T, dir string, args ...string) (*registry.Registry,
 			t.Errorf("exit %d: %s", code, errOut)
 		}
 	}
-	var url string
-	for deadline := time.Now().Add(10 * time.Second); url == "" && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		url = strings.TrimSpace(out.String())
-	}
+	wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
+	printed, _ := out.Await(wctx, func(s string) bool { return strings.Contains(s, "\n") })
+	wcancel()
+	url := strings.TrimSpace(printed)
 	if !strings.HasPrefix(url, "http://127.0.0.1:") {
 		stop()
 		t.Fatalf("no URL printed: %q %q", url, errOut)
@@ -118,7 +123,7 @@ func ask(text string) []llm.Message {
 // points a registry at it through the models.json it writes, and talks to
 // it.
 func TestFakeLLMCommand(t *testing.T) {
-	for _, api := range []string{"anthropic", "openai"} {
+	for _, api := range []string{"anthropic", "openai", "responses", "azure", "gemini", "vertex"} {
 		t.Run(api, func(t *testing.T) {
 			dir := t.TempDir()
 			script := filepath.Join(dir, "script.json")
@@ -172,7 +177,7 @@ func TestFakeLLMWindow(t *testing.T) {
 
 func TestFakeLLMUsage(t *testing.T) {
 	for _, args := range [][]string{
-		{"--api", "gemini"},
+		{"--api", "bedrock"},
 		{"--api", "openai", "--context-window", "-1"},
 		{"--api", "openai", "--context-window", "8192", "--token-ratio", "0"},
 		{"--api", "openai", "--token-ratio", "2"},
@@ -198,5 +203,23 @@ func TestBinaryHasNoTestCode(t *testing.T) {
 		if dep == "testing" || strings.HasSuffix(dep, "/llmtest") {
 			t.Errorf("prime links %s", dep)
 		}
+	}
+}
+
+// TestModelsWarnsOfUnusedFields: a pi user's models.json field that Prime
+// does not act on is named on stderr, with the file and line, and the list
+// still prints.
+func TestModelsWarnsOfUnusedFields(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "models.json"), []byte(`{"providers": {"local": {"baseUrl": "http://localhost:8080/v1",
+		"api": "openai-completions", "apiKey": "EMPTY",
+		"models": [{"id": "v", "promptCache": {"short": 300}}]}}}`), 0o600)
+	a, out, errOut := testApp(map[string]string{"PRIME_CODING_AGENT_DIR": dir})
+	if code := run(t.Context(), []string{"models"}, a); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	want := "warning: " + filepath.Join(dir, "models.json") + ` line 3: provider "local": model "v": promptCache is not used by Prime`
+	if !strings.Contains(errOut.String(), want) || !strings.Contains(out.String(), "local/v") {
+		t.Errorf("stderr %q lacks %q (stdout %q)", errOut, want, out)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/prime-agent/prime/rpc"
-	"github.com/prime-agent/prime/settings"
 )
 
 // runRPC runs RPC mode: pi's JSON-lines protocol on standard input and
@@ -28,11 +27,8 @@ func runRPC(ctx context.Context, a *app, f *chatFlags) int {
 	}
 	defer ch.close()
 	srv := rpc.New(a.stdout, rpc.Options{
-		Stderr: a.stderr,
-		SaveSetting: func(ctx context.Context, key, value string) error {
-			_, err := ch.st.Set(ctx, settings.Global, key, value)
-			return err
-		},
+		Stderr:     a.stderr,
+		AbortAtEOF: f.abortAtEOF,
 	})
 	ch.out = srv.Event
 	// As pi does, RPC mode starts only with a model to talk to.

@@ -5,17 +5,17 @@ import (
 	"testing"
 
 	"github.com/prime-agent/prime/internal/pioracle"
-	"github.com/prime-agent/prime/session"
+	"github.com/prime-agent/prime/settings"
 )
 
 // TestRPCPiOracleClient drives prime --mode rpc with pi 1.6's own RpcClient
 // (the client pi ships for programs that embed it): every call a pi
 // client makes works against Prime unchanged. Opt-in: PRIME_PIORACLE names
-// tools/pioracle/pioracle.
+// internal/pioracle/harness/pioracle.
 func TestRPCPiOracleClient(t *testing.T) {
 	pioracle.Path(t)
 	s := newRPCSetup(t, map[string]any{"compaction": map[string]any{"keepRecentTokens": 1}})
-	t.Setenv(session.EnvAgentDir, s.agentDir) // for the prime the client starts
+	t.Setenv(settings.AgentDirEnv, s.agentDir) // for the prime the client starts
 	var answer struct {
 		Calls []struct {
 			Name  string `json:"name"`

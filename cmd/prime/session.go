@@ -14,9 +14,11 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/prime-agent/prime/agent"
 	"github.com/prime-agent/prime/internal/numfmt"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/session"
+	"github.com/prime-agent/prime/settings"
 )
 
 // sessionCommands are the commands that inspect and maintain session files.
@@ -54,17 +56,20 @@ func loadArg(a *app, fs *flag.FlagSet, args []string) (*session.Session, string,
 }
 
 // loadSession loads a session read-only, with the persistent index kept in
-// the agent directory (see [session.IndexDir]); a missing file or one that
-// is not a session is bad input.
+// the agent directory (see [session.IndexDir]) and written while the
+// command runs: the session is closed, which waits for it, once the
+// command has returned. A missing file or one that is not a session is
+// bad input.
 func loadSession(a *app, path string) (*session.Session, error) {
-	var opts session.ReadOptions
-	if dir, err := session.AgentDir(a.getenv); err == nil {
+	opts := session.ReadOptions{IndexLater: true}
+	if dir, err := settings.DefaultAgentDir(a.getenv); err == nil {
 		opts.IndexDir = session.IndexDir(dir)
 	}
 	s, err := session.LoadWith(path, opts)
 	if err != nil {
 		return nil, sessionFileErr(err)
 	}
+	a.atEnd = append(a.atEnd, func() { s.Close() })
 	return s, nil
 }
 
@@ -98,14 +103,14 @@ var warningKinds = map[session.WarningKind]string{
 	session.WarnMissingID:    "missingId",
 	session.WarnCycle:        "cycle",
 	session.WarnNewerVersion: "newerVersion",
+	session.WarnCoerced:      "coerced",
+	session.WarnUnreadable:   "unreadable",
+	session.WarnSecondHeader: "secondHeader",
+	session.WarnIndex:        "index",
 }
 
 func warningsJSON(s *session.Session) []warningJSON {
-	out := []warningJSON{}
-	for _, w := range s.Warnings() {
-		out = append(out, warningJSON{Line: w.Line, Kind: warningKinds[w.Kind], Message: w.Msg})
-	}
-	return out
+	return toWarningsJSON(s.Warnings())
 }
 
 // infoJSON is the output of "prime session info --json".
@@ -431,12 +436,14 @@ func runSessionTree(ctx context.Context, a *app, args []string) error {
 	}
 	printWarnings(a, s)
 	leaf := s.Leaf()
+	// The entries are worded as the terminal UI's /tree words them.
+	d := agent.NewDescriber()
 	walkTree(roots, func(n *session.Node, indent string, branch bool) {
 		mark := "  "
 		if active[n.Entry] {
 			mark = "* "
 		}
-		desc := describe(n.Entry)
+		desc := clip(d.Describe(n.Entry, n.Entry == leaf).Text, 80)
 		if n.Label != "" {
 			desc = "[" + n.Label + "] " + desc
 		}
@@ -478,44 +485,6 @@ func walkTree(roots []*session.Node, visit func(n *session.Node, indent string, 
 			stack = append(stack, item{n: kids[i], indent: strings.ReplaceAll(strings.ReplaceAll(it.indent, "├─", "│ "), "└─", "  ") + prefix, branch: true})
 		}
 	}
-}
-
-// describe is a one-line summary of an entry for the tree.
-func describe(e *session.Entry) string {
-	switch e.Type {
-	case session.TypeMessage:
-		m, err := e.Message()
-		if err != nil {
-			return "message (undecodable)"
-		}
-		return m.Role() + ": " + preview(m, 60)
-	case session.TypeCompaction, session.TypeBranchSummary, session.TypeCustomMessage:
-		m, err := session.ContextMessage(e)
-		if err != nil || m == nil {
-			return e.Type
-		}
-		return e.Type + ": " + preview(m, 60)
-	}
-	p, err := e.Payload()
-	if err != nil {
-		return e.Type + " (undecodable)"
-	}
-	switch p := p.(type) {
-	case *session.ThinkingLevelChangeEntry:
-		return "thinking: " + string(p.ThinkingLevel)
-	case *session.ModelChangeEntry:
-		return "model: " + p.Provider + "/" + p.ModelID
-	case *session.LabelEntry:
-		if p.Label == "" {
-			return "label cleared on " + p.TargetID
-		}
-		return "label " + p.TargetID + " = " + p.Label
-	case *session.SessionInfoEntry:
-		return "name: " + p.Name
-	case *session.CustomEntry:
-		return "custom: " + p.CustomType
-	}
-	return e.Type
 }
 
 // forkJSON is the output of prime session fork --json.
@@ -609,7 +578,7 @@ func runSessions(ctx context.Context, a *app, args []string) error {
 		return usageErrorf("unexpected arguments: %s", strings.Join(pos, " "))
 	}
 	if *dir == "" {
-		agent, err := session.AgentDir(a.getenv)
+		agent, err := settings.DefaultAgentDir(a.getenv)
 		if err != nil {
 			return err
 		}
@@ -617,7 +586,7 @@ func runSessions(ctx context.Context, a *app, args []string) error {
 		if err != nil {
 			return err
 		}
-		*dir = session.SessionsDir(agent, cwd)
+		*dir = settings.SessionsDir(agent, cwd)
 	}
 	infos, err := session.List(*dir)
 	if err != nil {

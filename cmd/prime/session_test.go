@@ -14,6 +14,7 @@ import (
 	"github.com/prime-agent/prime/internal/pifixtures"
 	"github.com/prime-agent/prime/session"
 	"github.com/prime-agent/prime/session/sessiongen"
+	"github.com/prime-agent/prime/settings"
 )
 
 // runPrime runs one prime invocation in-process.
@@ -254,12 +255,12 @@ func TestSessionForkCommand(t *testing.T) {
 func TestSessionsCommand(t *testing.T) {
 	agent := t.TempDir()
 	cwd, _ := os.Getwd()
-	dir := session.SessionsDir(agent, cwd)
+	dir := settings.SessionsDir(agent, cwd)
 	os.MkdirAll(dir, 0o700)
 	for i, seed := range []uint64{1, 2} {
 		os.WriteFile(filepath.Join(dir, []string{"a.jsonl", "b.jsonl"}[i]), sessiongen.Bytes(sessiongen.Options{Entries: 50, Seed: seed}), 0o600)
 	}
-	env := map[string]string{session.EnvAgentDir: agent}
+	env := map[string]string{settings.AgentDirEnv: agent}
 	code, out, _ := runPrime(t, env, "sessions", "--json")
 	var infos []session.Info
 	if err := json.Unmarshal([]byte(out), &infos); err != nil || code != 0 || len(infos) != 2 {

@@ -37,7 +37,7 @@ func settingsCommands() []*command {
 		{
 			name:    "trust",
 			usage:   "[DIR] [--remove] | --list [--json]",
-			summary: "trust a project (default: the current one) so the hooks in its settings may run",
+			summary: "trust a project (default: the current one): its hooks may run, its skills and prompt templates load",
 			run:     runTrust,
 		},
 	}
@@ -71,7 +71,24 @@ func loadSettings(ctx context.Context, a *app, f settingsFlags) (*settings.Setti
 	if err != nil {
 		return nil, err
 	}
-	return settings.Load(ctx, settings.Options{AgentDir: agentDir, ProjectDir: project})
+	return settings.Load(ctx, settings.Options{AgentDir: agentDir, ProjectDir: project, WorkDir: cwd, Home: a.getenv("HOME")})
+}
+
+// unusedSummary says in one line which keys of the settings files have no
+// effect.
+func unusedSummary(u []settings.Problem) string {
+	keys := make([]string, 0, min(len(u), 4))
+	for _, p := range u[:min(len(u), 3)] {
+		keys = append(keys, p.Key)
+	}
+	if len(u) > 3 {
+		keys = append(keys, "…")
+	}
+	word := "keys"
+	if len(u) == 1 {
+		word = "key"
+	}
+	return fmt.Sprintf("%s sets %d %s Prime does not use (%s); 'prime settings' lists them", u[0].File, len(u), word, strings.Join(keys, ", "))
 }
 
 // warnProblems tells the user what is wrong in the settings files.
@@ -103,6 +120,9 @@ type settingsReport struct {
 	Hooks           []reportHook    `json:"hooks"`
 	TrustedProjects []string        `json:"trustedProjects"`
 	Problems        []reportProblem `json:"problems"`
+	// Unused are the keys the files set that Prime does not read (a pi
+	// user's theme, httpProxy, …): they have no effect.
+	Unused []reportProblem `json:"unused"`
 }
 
 type reportValue struct {
@@ -114,6 +134,16 @@ type reportValue struct {
 	// From is the key the value was read from when a per-model override
 	// supplied it.
 	From string `json:"from,omitzero"`
+	// Ignored is a value a file sets for the key that does not apply
+	// (an untrusted project's shellPath), with the reason.
+	Ignored *reportIgnored `json:"ignored,omitzero"`
+}
+
+type reportIgnored struct {
+	Value  any    `json:"value"`
+	Source string `json:"source"`
+	File   string `json:"file"`
+	Reason string `json:"reason"`
 }
 
 type reportHook struct {
@@ -150,6 +180,7 @@ func newSettingsReport(s *settings.Settings, model string) settingsReport {
 		Hooks:           []reportHook{},
 		TrustedProjects: s.TrustedProjects(),
 		Problems:        []reportProblem{},
+		Unused:          []reportProblem{},
 	}
 	if r.TrustedProjects == nil {
 		r.TrustedProjects = []string{}
@@ -159,6 +190,9 @@ func newSettingsReport(s *settings.Settings, model string) settingsReport {
 		if v.Source.ModelOverride() && v.Source.Key != v.Key {
 			rv.From = v.Source.Key
 		}
+		if ig := v.Ignored; ig != nil {
+			rv.Ignored = &reportIgnored{Value: ig.Value, Source: ig.Source.Scope.String(), File: ig.Source.File, Reason: ig.Reason}
+		}
 		r.Settings = append(r.Settings, rv)
 	}
 	for _, h := range s.Hooks() {
@@ -167,6 +201,9 @@ func newSettingsReport(s *settings.Settings, model string) settingsReport {
 	}
 	for _, p := range s.Problems() {
 		r.Problems = append(r.Problems, reportProblem{File: p.File, Line: p.Line, Column: p.Column, Key: p.Key, Message: p.Msg, BrokenFile: p.Broken})
+	}
+	for _, p := range s.Unused() {
+		r.Unused = append(r.Unused, reportProblem{File: p.File, Line: p.Line, Column: p.Column, Key: p.Key, Message: p.Msg})
 	}
 	return r
 }
@@ -234,11 +271,14 @@ func writeSettingsText(w io.Writer, r settingsReport) {
 	for _, v := range r.Settings {
 		val := fmt.Sprint(v.Value)
 		if v.Value == nil {
-			val = "(the session's model)"
+			val = unsetText(v.Key)
 		}
 		from := v.Source
 		if v.From != "" {
 			from += " " + v.From
+		}
+		if ig := v.Ignored; ig != nil {
+			from += fmt.Sprintf(" (%s sets %v: ignored, not trusted)", ig.Source, ig.Value)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", v.Key, val, from)
 	}
@@ -251,6 +291,9 @@ func writeSettingsText(w io.Writer, r settingsReport) {
 			if h.TimeoutMs > 0 {
 				extra = fmt.Sprintf(", timeout %dms", h.TimeoutMs)
 			}
+			if h.Source == "project" && !r.ProjectTrusted {
+				extra += "; not run: the project is not trusted"
+			}
 			fmt.Fprintf(w, "  %s: %s  (%s %s%s)\n", h.Event, cmd, h.Source, h.Key, extra)
 		}
 	}
@@ -258,6 +301,12 @@ func writeSettingsText(w io.Writer, r settingsReport) {
 		fmt.Fprintln(w, "\nproblems:")
 		for _, p := range r.Problems {
 			fmt.Fprintf(w, "  %v\n", settings.Problem{File: p.File, Line: p.Line, Column: p.Column, Key: p.Key, Msg: p.Message, Broken: p.BrokenFile})
+		}
+	}
+	if len(r.Unused) > 0 {
+		fmt.Fprintln(w, "\nnot used by Prime (no effect):")
+		for _, p := range r.Unused {
+			fmt.Fprintf(w, "  %v\n", settings.Problem{File: p.File, Line: p.Line, Column: p.Column, Key: p.Key, Msg: p.Message})
 		}
 	}
 }
@@ -423,4 +472,19 @@ func runTrust(ctx context.Context, a *app, args []string) error {
 	warnProblems(a, "trust", ns)
 	fmt.Fprintf(a.stdout, "trusted: %s (the hooks in its .prime/agent/settings.json may run)\n", dir)
 	return nil
+}
+
+// unsetText says what a setting with no value and no default means.
+func unsetText(key string) string {
+	switch key {
+	case "compaction.model":
+		return "(the session's model)"
+	case "defaultProvider", "defaultModel":
+		return "(the session's, else the first with a key)"
+	case "defaultThinkingLevel":
+		return "(the session's, else medium)"
+	case "shellPath":
+		return "(/bin/bash, else bash on PATH, else sh)"
+	}
+	return "(not set)"
 }

@@ -26,7 +26,9 @@ func newSettingsEnv(t *testing.T) settingsEnv {
 		agent:   filepath.Join(root, "home", ".prime", "agent"),
 		project: filepath.Join(root, "src", "app"),
 	}
-	for _, d := range []string{e.agent, filepath.Join(e.project, ".prime", "agent")} {
+	// The project is a git checkout, so its settings apply from any
+	// directory inside it.
+	for _, d := range []string{e.agent, filepath.Join(e.project, ".prime", "agent"), filepath.Join(e.project, ".git")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -100,8 +102,10 @@ func TestSettingsShow(t *testing.T) {
 		"compaction.reserveTokens 1000 global",
 		`compaction.keepRecentTokens 40000 global compaction.modelOverrides["openai/gpt-5"].keepRecentTokens`,
 		"compaction.model (the session's model) default",
+		"shellPath (/bin/bash, else bash on PATH, else sh) default",
+		"defaultModel (the session's, else the first with a key) default",
 		`compaction.modelOverrides["openai/gpt-5"].keepRecentTokens 40000 global`,
-		"session_before_compact: ./sum.sh -q (project hooks[0])",
+		"session_before_compact: ./sum.sh -q (project hooks[0]; not run: the project is not trusted)",
 		e.projectFile() + ":2:56: compaction.keepRecentTokens: -1 is negative; want a whole number of tokens, 0 or more (ignored)",
 	} {
 		if !slices.Contains(lines, want) {

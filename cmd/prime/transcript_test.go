@@ -15,6 +15,7 @@ import (
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/llm/llmtest"
 	"github.com/prime-agent/prime/session"
+	"github.com/prime-agent/prime/settings"
 )
 
 // runPrimeStdin is runPrime with stdin.
@@ -72,7 +73,7 @@ func TestTranscriptIsTheSummaryRequest(t *testing.T) {
 			if err := os.WriteFile(script, []byte("#!/bin/sh\ncat > \"$1\"\n"), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			writeSettingsFile(t, filepath.Join(env[session.EnvAgentDir], "settings.json"), map[string]any{"hooks": []map[string]any{
+			writeSettingsFile(t, filepath.Join(env[settings.AgentDirEnv], "settings.json"), map[string]any{"hooks": []map[string]any{
 				{"event": "session_before_compact", "command": script, "args": []string{eventFile}},
 			}})
 
@@ -206,8 +207,8 @@ func TestTranscriptCommand(t *testing.T) {
 			}
 		}
 		// compaction.model decides when no --model is given.
-		writeSettingsFile(t, filepath.Join(env[session.EnvAgentDir], "settings.json"), map[string]any{"compaction": map[string]any{"model": "anthropic/claude-sonnet-4-5"}})
-		defer os.Remove(filepath.Join(env[session.EnvAgentDir], "settings.json"))
+		writeSettingsFile(t, filepath.Join(env[settings.AgentDirEnv], "settings.json"), map[string]any{"compaction": map[string]any{"model": "anthropic/claude-sonnet-4-5"}})
+		defer os.Remove(filepath.Join(env[settings.AgentDirEnv], "settings.json"))
 		if code, out, errOut := transcript(msgs, "--json"); code != 0 || !strings.Contains(out, `"reasoning": false`) || !strings.Contains(out, `"model": "anthropic/claude-sonnet-4-5"`) {
 			t.Errorf("compaction.model: exit %d %s\n%s", code, errOut, out)
 		}
@@ -254,7 +255,7 @@ func TestTranscriptCommand(t *testing.T) {
 			{"[]", []string{"-", "--to", "a1"}, exitBadUsage, "--leaf, --from and --to choose entries of a session FILE"},
 			{"", []string{path, "--leaf", "nope"}, exitBadUsage, `--leaf: no entry with id "nope"`},
 			{"", []string{path, "--from", "a6", "--to", "a3"}, exitBadUsage, "--from a6 is not on the path to a3"},
-			{"", []string{path, "--model", "fake/nope"}, exitBadUsage, `--model: registry: unknown model "fake/nope"`},
+			{"", []string{path, "--model", "fake/nope"}, exitBadUsage, `--model: unknown model "fake/nope"`},
 			{"", []string{filepath.Join(cwd, "missing.jsonl")}, exitBadUsage, "missing.jsonl"},
 			{`{"role":"user"}`, nil, exitBadUsage, "stdin: want a JSON array of messages"},
 			{`[{"role":"user","content":"a"}] []`, nil, exitBadUsage, "stdin: want one JSON array; more follows it"},

@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 
 	"github.com/prime-agent/prime/session"
+	"github.com/prime-agent/prime/settings"
 	"github.com/prime-agent/prime/tui"
 )
 
@@ -26,6 +27,7 @@ func runTUI(ctx context.Context, a *app, f *chatFlags) int {
 			}
 		}
 	}
+	f.interactive = true
 	ch, err := openChat(ctx, a, f)
 	if err != nil {
 		return a.fail("prime", err)
@@ -47,8 +49,8 @@ func runTUI(ctx context.Context, a *app, f *chatFlags) int {
 	ch.out = events.Send
 	home, _ := os.UserHomeDir()
 	opts := tui.Options{
-		Version: version(), Settings: ch.st, CWD: ch.cwd, Home: home, Prompts: prompts,
-		Input: a.stdin, Output: a.stdout,
+		Version: version(), CWD: ch.cwd, Home: home, Prompts: prompts,
+		Input: a.stdin, Output: a.stdout, Sandboxed: ch.sandboxed,
 	}
 	if err := tui.Run(ctx, ch.ag, events, opts); err != nil {
 		return a.fail("prime", err)
@@ -82,7 +84,7 @@ func pickSession(ctx context.Context, a *app, f *chatFlags) (_ *session.Info, co
 	if err != nil {
 		return nil, a.fail("prime", err), false
 	}
-	dir := session.SessionsDir(st.AgentDir(), cwd)
+	dir := settings.SessionsDir(st.AgentDir(), cwd)
 	picked, err := tui.PickSession(ctx, tui.PickerOptions{Dir: dir, Root: filepath.Dir(dir), Input: a.stdin, Output: a.stdout})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -103,4 +105,40 @@ func version() string {
 		return bi.Main.Version
 	}
 	return "dev"
+}
+
+// versionLine is what "prime --version" prints: the version, and the commit
+// and its time when the build recorded them (go build inside a git checkout
+// does; -buildvcs=false does not).
+func versionLine() string {
+	line := "prime " + version()
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return line
+	}
+	var rev, at string
+	modified := false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			at = s.Value
+		case "vcs.modified":
+			modified = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return line + " (" + bi.GoVersion + ")"
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if modified {
+		rev += "+dirty"
+	}
+	if at != "" {
+		rev += " " + at
+	}
+	return line + " (commit " + rev + ", " + bi.GoVersion + ")"
 }

@@ -1,16 +1,15 @@
 package main
 
 import (
-	"bufio"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/prime-agent/prime/session"
+	"github.com/prime-agent/prime/settings"
 )
 
 // tmuxSession drives the real binary in a tmux pane of its own server.
@@ -77,33 +76,21 @@ func TestTUIEndToEnd(t *testing.T) {
 	agentDir, project := t.TempDir(), t.TempDir()
 	writeFile(t, filepath.Join(agentDir, "settings.json"), `{"retry": {"enabled": false}, "compaction": {"keepRecentTokens": 10, "reserveTokens": 1000}}`)
 	writeFile(t, filepath.Join(project, "AGENTS.md"), "# Rules\nBe brief.\n")
-	script := filepath.Join(t.TempDir(), "script.json")
-	writeFile(t, script, `{"replies": [
+	runFakeModel(t, bin, agentDir, `{"replies": [
  {"parts": [{"text": "Let me look."}, {"toolCall": {"id": "c1", "name": "bash", "arguments": {"command": "echo one; echo two"}}}, {"usage": {"input": 900, "output": 20}}]},
  {"parts": [{"text": "The command printed **one** and **two**."}, {"usage": {"input": 1000, "output": 30}}]},
  {"parts": [{"text": "Noted: the parser is next."}, {"usage": {"input": 1100, "output": 10}}]},
  {"parts": [{"text": "## Goal\nCheck the output.\n\n## Next Steps\n1. Focus on X."}, {"usage": {"input": 500, "output": 40}}]}
 ]}`)
 
-	fake := exec.Command(bin, "dev", "fake-llm", "--api", "anthropic", "--script", script, "--models-json", filepath.Join(agentDir, "models.json"))
-	stdout, err := fake.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := fake.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { fake.Process.Signal(syscall.SIGINT); fake.Wait() })
-	if _, err := bufio.NewReader(stdout).ReadString('\n'); err != nil {
-		t.Fatalf("the fake model did not start: %v", err)
-	}
-
 	s := &tmuxSession{t: t, socket: filepath.Join(t.TempDir(), "tmux.sock")}
-	command := "env " + session.EnvAgentDir + "=" + agentDir + " " + bin + " --model fake/fake-model; echo PRIME-EXITED $?; sleep 600"
+	command := "env " + settings.AgentDirEnv + "=" + agentDir + " " + bin + " --model fake/fake-model; echo PRIME-EXITED $?; sleep 600"
 	s.run("new-session", "-d", "-s", "prime", "-x", "100", "-y", "40", "-c", project, command)
 	t.Cleanup(func() { exec.Command("tmux", "-S", s.socket, "kill-server").Run() })
 
-	s.waitFor("prime dev", "[Context]", "AGENTS.md", "fake-model • medium")
+	// The banner names the version the binary was built as, which depends on
+	// how it was built (a git checkout stamps one; -buildvcs=false does not).
+	s.waitFor(bannerVersion(t, bin), "[Context]", "AGENTS.md", "fake-model • medium")
 	s.literal("run the echo")
 	s.keys("Enter")
 	s.waitFor("$ echo one; echo two", "Took", "The command printed one and two.")
@@ -135,14 +122,7 @@ func TestTUIEndToEnd(t *testing.T) {
 	s.literal("/tree")
 	s.keys("Enter")
 	s.waitFor("Session Tree", "← you are here")
-	for range 20 {
-		if strings.Contains(s.screen(), "› • user: run the echo") {
-			break
-		}
-		s.keys("Up")
-		time.Sleep(50 * time.Millisecond)
-	}
-	s.waitFor("› • user: run the echo")
+	s.treeMoveTo("Up", "user: run the echo")
 	s.keys("Enter")
 	s.waitFor("Summarize branch?", "› No summary")
 	s.keys("Enter")
@@ -201,9 +181,34 @@ func TestTUIEndToEnd(t *testing.T) {
 	}
 }
 
+// runFakeModel runs "prime dev fake-llm" (Anthropic's format) playing
+// script, a script's text, until the test ends, with its models.json in
+// agentDir.
+func runFakeModel(t *testing.T, bin, agentDir, script string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "script.json")
+	writeFile(t, path, script)
+	serveFakeLLM(t, bin, path, filepath.Join(agentDir, "models.json"))
+}
+
 func writeFile(t *testing.T, path, data string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// bannerVersion is the "prime VERSION" the TUI's banner shows for bin, read
+// from bin --version.
+func bannerVersion(t *testing.T, bin string) string {
+	t.Helper()
+	out, err := exec.Command(bin, "--version").Output()
+	if err != nil {
+		t.Fatalf("prime --version: %v", err)
+	}
+	fields := strings.Fields(string(out))
+	if len(fields) < 2 || fields[0] != "prime" {
+		t.Fatalf("prime --version printed %q, want \"prime VERSION …\"", out)
+	}
+	return "prime " + fields[1]
 }

@@ -21,6 +21,15 @@ func WriteFile(path string, data []byte, perm fs.FileMode) error {
 	})
 }
 
+// Replace is WriteFile keeping the permissions of the file it replaces;
+// perm is the mode of a file that does not exist yet.
+func Replace(path string, data []byte, perm fs.FileMode) error {
+	if fi, err := os.Stat(path); err == nil {
+		perm = fi.Mode().Perm()
+	}
+	return WriteFile(path, data, perm)
+}
+
 // Write is WriteFile with the contents written by write, for contents too
 // large to hold in memory at once.
 func Write(path string, perm fs.FileMode, write func(w io.Writer) error) (err error) {

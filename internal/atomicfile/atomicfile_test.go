@@ -66,3 +66,25 @@ func TestWriteFailsMidway(t *testing.T) {
 		t.Errorf("after a failed write: %q, %d files", got, len(names))
 	}
 }
+
+// Replace keeps the mode of the file it replaces and gives a new one perm.
+func TestReplaceKeepsMode(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "f")
+	if err := Replace(p, []byte("one"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(p); fi.Mode().Perm() != 0o644 {
+		t.Errorf("new file mode %v, want 0644", fi.Mode().Perm())
+	}
+	if err := os.Chmod(p, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := Replace(p, []byte("two"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(p)
+	if fi, _ := os.Stat(p); string(got) != "two" || fi.Mode().Perm() != 0o600 {
+		t.Errorf("got %q, mode %v, want 0600 kept", got, fi.Mode().Perm())
+	}
+}

@@ -100,32 +100,42 @@ func (p *Pattern) Match(path string) bool {
 	return false
 }
 
+// matchSegments matches path segments as matchSegment matches characters:
+// ** is the star, any other segment matches one part, and on a mismatch the
+// last ** takes one more part. Trying every split of every ** instead was
+// exponential in the number of **s ("**/a/**/a/**/a/**/a/**/a/**/a/**/a/b"
+// against a path 60 deep took 15 s). A trailing ** is one any-part then a
+// star: it needs something to match.
 func (p *Pattern) matchSegments(segs []segment, parts []string) bool {
-	for len(segs) > 0 {
-		s := segs[0]
-		if s.globstar {
-			rest := segs[1:]
-			// Runs of ** act as one.
-			for len(rest) > 0 && rest[0].globstar {
-				rest = rest[1:]
+	si, pi := 0, 0
+	starSeg, starPart := -1, 0
+	for {
+		switch {
+		case si < len(segs) && segs[si].globstar:
+			for si < len(segs) && segs[si].globstar { // runs of ** act as one
+				si++
 			}
-			minSkip := 0
-			if len(rest) == 0 {
-				minSkip = 1 // a trailing ** needs something to match
+			if si < len(segs) {
+				starSeg, starPart = si, pi
+				continue
 			}
-			for skip := minSkip; skip <= len(parts); skip++ {
-				if p.matchSegments(rest, parts[skip:]) {
-					return true
-				}
+			if pi < len(parts) {
+				return true
 			}
+		case si == len(segs):
+			if pi == len(parts) {
+				return true
+			}
+		case pi < len(parts) && p.matchSegment(segs[si].toks, parts[pi]):
+			si, pi = si+1, pi+1
+			continue
+		}
+		if starSeg < 0 || starPart >= len(parts) {
 			return false
 		}
-		if len(parts) == 0 || !p.matchSegment(s.toks, parts[0]) {
-			return false
-		}
-		segs, parts = segs[1:], parts[1:]
+		starPart++
+		si, pi = starSeg, starPart
 	}
-	return len(parts) == 0
 }
 
 // matchSegment matches one path segment with the classic two-pointer

@@ -2,6 +2,7 @@ package glob
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -102,15 +103,79 @@ func TestNilPattern(t *testing.T) {
 	}
 }
 
+// Many **s against a deep path match, in one pass: trying every split of
+// every ** (referenceMatch, too slow to run on the first four) was
+// exponential.
+func TestManyGlobstars(t *testing.T) {
+	deep := strings.TrimSuffix(strings.Repeat("a/", 60), "/")
+	for _, c := range []struct {
+		pattern, path string
+		want          bool
+	}{
+		{strings.Repeat("**/a/", 7) + "b", deep, false},
+		{strings.Repeat("**/a/", 7) + "b", deep + "/b", true},
+		{strings.Repeat("**/a/", 7) + "**", deep, true},
+		{strings.Repeat("**/a/", 61) + "**", deep, false},
+		{"**/a/**", "b/a", false},
+		{"**/a/**", "a/x", true},
+		{"x/**/**/y/**", "x/y/z", true},
+		{"x/**/**/y/**", "x/y", false},
+	} {
+		p, err := Compile(c.pattern, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.Match(c.path); got != c.want || strings.Count(c.pattern, "**") < 4 && got != referenceMatch(p, c.path) {
+			t.Errorf("%q vs %q: %v, want %v", c.pattern, c.path, got, c.want)
+		}
+	}
+}
+
+// referenceMatch matches by trying every split of every **: slow, plainly
+// right, the oracle for FuzzMatch.
+func referenceMatch(p *Pattern, path string) bool {
+	var match func(segs []segment, parts []string) bool
+	match = func(segs []segment, parts []string) bool {
+		if len(segs) == 0 {
+			return len(parts) == 0
+		}
+		if !segs[0].globstar {
+			return len(parts) > 0 && p.matchSegment(segs[0].toks, parts[0]) && match(segs[1:], parts[1:])
+		}
+		rest := segs[1:]
+		if len(rest) == 0 {
+			return len(parts) > 0 // a trailing ** needs something
+		}
+		for skip := 0; skip <= len(parts); skip++ {
+			if match(rest, parts[skip:]) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, segs := range p.alts {
+		if match(segs, strings.Split(path, "/")) {
+			return true
+		}
+	}
+	return false
+}
+
 func FuzzMatch(f *testing.F) {
 	f.Add("*.{go,ts}", "a/b.go", true)
 	f.Add("a/**/[!x]?", "a/b/cd", false)
+	f.Add("**/a/**/**/b/**", "a/a/b/b", false)
 	f.Fuzz(func(t *testing.T, pattern, path string, braces bool) {
 		p, err := Compile(pattern, Options{Braces: braces})
 		if err != nil {
 			return
 		}
 		got := p.Match(path)
+		// The oracle is exponential in the **s: only where that is small.
+		small := strings.Count(pattern, "**") <= 3 && strings.Count(path, "/") < 32 && len(p.alts) <= 16
+		if small && got != referenceMatch(p, path) {
+			t.Fatalf("%q vs %q: %v, trying every split says %v", pattern, path, got, !got)
+		}
 		// A pattern without metacharacters matches exactly itself.
 		if !HasMeta(pattern) && got != (pattern == path) {
 			t.Fatalf("literal %q vs %q: %v", pattern, path, got)

@@ -313,11 +313,11 @@ func KindName(k jsontext.Kind) string {
 // object; any other non-object is a *PathError and nothing changes.
 func (d *Doc) Set(path []string, value []byte) ([]byte, error) {
 	if len(path) == 0 {
-		return nil, errors.New("jsonedit: empty path")
+		return nil, errors.New("empty path")
 	}
 	v := jsontext.Value(bytes.Clone(value))
 	if err := v.Compact(jsonwire.ReadOptions); err != nil {
-		return nil, fmt.Errorf("jsonedit: value: %w", err)
+		return nil, fmt.Errorf("value: %w", err)
 	}
 	st := d.style()
 	var out []byte
@@ -369,7 +369,7 @@ func (d *Doc) Set(path []string, value []byte) ([]byte, error) {
 func (d *Doc) insert(st style, n *Node, rest []string, v jsontext.Value) ([]byte, error) {
 	name, err := jsontext.AppendQuote(nil, rest[0])
 	if err != nil {
-		return nil, fmt.Errorf("jsonedit: member name %q: %w", rest[0], err)
+		return nil, fmt.Errorf("member name %q: %w", rest[0], err)
 	}
 	val := v
 	if len(rest) > 1 {
@@ -403,7 +403,7 @@ func (d *Doc) insert(st style, n *Node, rest []string, v jsontext.Value) ([]byte
 // member.
 func (d *Doc) Delete(path []string) ([]byte, bool, error) {
 	if len(path) == 0 {
-		return nil, false, errors.New("jsonedit: empty path")
+		return nil, false, errors.New("empty path")
 	}
 	out, found := d.src, false
 	doc := d
@@ -417,7 +417,7 @@ func (d *Doc) Delete(path []string) ([]byte, bool, error) {
 		out = doc.remove(parent, i)
 		var err error
 		if doc, err = Parse(out); err != nil {
-			return nil, false, fmt.Errorf("jsonedit: internal error: delete produced invalid JSON: %w", err)
+			return nil, false, fmt.Errorf("internal error: delete produced invalid JSON: %w", err)
 		}
 	}
 	return bytes.Clone(out), found, nil
@@ -543,7 +543,7 @@ func nest(path []string, v jsontext.Value) (jsontext.Value, error) {
 	for i := len(path) - 1; i >= 0; i-- {
 		name, err := jsontext.AppendQuote(nil, path[i])
 		if err != nil {
-			return nil, fmt.Errorf("jsonedit: member name %q: %w", path[i], err)
+			return nil, fmt.Errorf("member name %q: %w", path[i], err)
 		}
 		v = nestRaw(name, v)
 	}
@@ -562,15 +562,15 @@ func nestRaw(quotedName []byte, v jsontext.Value) jsontext.Value {
 func verifySet(out []byte, path []string, v jsontext.Value) error {
 	doc, err := Parse(out)
 	if err != nil {
-		return fmt.Errorf("jsonedit: internal error: edit produced invalid JSON: %w", err)
+		return fmt.Errorf("internal error: edit produced invalid JSON: %w", err)
 	}
 	n := doc.Lookup(path)
 	if n == nil {
-		return fmt.Errorf("jsonedit: internal error: %s missing after edit", strings.Join(path, "."))
+		return fmt.Errorf("internal error: %s missing after edit", strings.Join(path, "."))
 	}
 	got := jsontext.Value(bytes.Clone(doc.Raw(n)))
 	if err := got.Compact(jsonwire.ReadOptions); err != nil || !bytes.Equal(got, v) {
-		return fmt.Errorf("jsonedit: internal error: %s is %s after edit, want %s", strings.Join(path, "."), got, v)
+		return fmt.Errorf("internal error: %s is %s after edit, want %s", strings.Join(path, "."), got, v)
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -111,69 +112,82 @@ func TestStaleLockIsBroken(t *testing.T) {
 	}
 }
 
-// eventually polls cond until it holds, failing after a generous deadline;
-// it measures no speed.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting: %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
+// The holder's refreshes run on timers: the tests below run in a synctest
+// bubble, where time moves only when every goroutine waits, so "after one
+// update period" is exact and a missed refresh fails at once. The lock's
+// times are the bubble's (the holder sets them with Chtimes).
 
 func TestHolderKeepsLockFresh(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "settings.json")
-	lk, err := Locker{Stale: 2 * time.Second, Update: 50 * time.Millisecond}.TryAcquire(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lk.Release()
+	synctest.Test(t, func(t *testing.T) {
+		file := filepath.Join(t.TempDir(), "settings.json")
+		lk, err := Locker{Stale: 2 * time.Second, Update: 50 * time.Millisecond}.TryAcquire(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer lk.Release()
+		first := lockTime(t, file)
+		time.Sleep(60 * time.Millisecond) // one update period and a bit
+		synctest.Wait()
+		if got := lockTime(t, file); !got.Equal(first.Add(50 * time.Millisecond)) {
+			t.Errorf("lock time %v after one update, want %v", got, first.Add(50*time.Millisecond))
+		}
+		if err := lk.Err(); err != nil {
+			t.Errorf("Err() = %v while held normally", err)
+		}
+	})
+}
+
+// lockTime returns the modification time of file's lock.
+func lockTime(t *testing.T, file string) time.Time {
+	t.Helper()
 	fi, err := os.Stat(file + ".lock")
 	if err != nil {
 		t.Fatal(err)
 	}
-	first := fi.ModTime()
-	eventually(t, "the holder to touch its lock", func() bool {
-		fi, err := os.Stat(file + ".lock")
-		return err == nil && fi.ModTime().After(first)
-	})
-	if err := lk.Err(); err != nil {
-		t.Errorf("Err() = %v while held normally", err)
-	}
+	return fi.ModTime()
 }
 
 func TestCompromised(t *testing.T) {
 	t.Run("directory removed", func(t *testing.T) {
-		file := filepath.Join(t.TempDir(), "settings.json")
-		lk, err := Locker{Stale: 2 * time.Second, Update: 20 * time.Millisecond}.TryAcquire(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		os.Remove(file + ".lock")
-		eventually(t, "the holder to notice", func() bool { return lk.Err() != nil })
-		if err := lk.Release(); !errors.Is(err, ErrCompromised) {
-			t.Errorf("Release = %v, want ErrCompromised", err)
-		}
+		synctest.Test(t, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "settings.json")
+			lk, err := Locker{Stale: 2 * time.Second, Update: 20 * time.Millisecond}.TryAcquire(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			os.Remove(file + ".lock")
+			time.Sleep(25 * time.Millisecond)
+			synctest.Wait()
+			if lk.Err() == nil {
+				t.Error("the holder did not notice within one update period")
+			}
+			if err := lk.Release(); !errors.Is(err, ErrCompromised) {
+				t.Errorf("Release = %v, want ErrCompromised", err)
+			}
+		})
 	})
 	t.Run("taken over", func(t *testing.T) {
-		file := filepath.Join(t.TempDir(), "settings.json")
-		lk, err := Locker{Stale: 2 * time.Second, Update: 20 * time.Millisecond}.TryAcquire(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		// Another process broke the lock as stale and took it: new mtime.
-		other := time.Now().Add(time.Hour)
-		os.Chtimes(file+".lock", other, other)
-		eventually(t, "the holder to notice", func() bool { return lk.Err() != nil })
-		if err := lk.Release(); !errors.Is(err, ErrCompromised) {
-			t.Errorf("Release = %v, want ErrCompromised", err)
-		}
-		if _, err := os.Stat(file + ".lock"); err != nil {
-			t.Errorf("Release removed the new holder's lock: %v", err)
-		}
+		synctest.Test(t, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "settings.json")
+			lk, err := Locker{Stale: 2 * time.Second, Update: 20 * time.Millisecond}.TryAcquire(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Another process broke the lock as stale and took it: new mtime.
+			other := time.Now().Add(time.Hour)
+			os.Chtimes(file+".lock", other, other)
+			time.Sleep(25 * time.Millisecond)
+			synctest.Wait()
+			if lk.Err() == nil {
+				t.Error("the holder did not notice within one update period")
+			}
+			if err := lk.Release(); !errors.Is(err, ErrCompromised) {
+				t.Errorf("Release = %v, want ErrCompromised", err)
+			}
+			if _, err := os.Stat(file + ".lock"); err != nil {
+				t.Errorf("Release removed the new holder's lock: %v", err)
+			}
+		})
 	})
 }
 

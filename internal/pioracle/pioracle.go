@@ -1,10 +1,10 @@
-// Package pioracle lets tests ask pi itself: it runs tools/pioracle, the
-// harness that calls pi's own functions on a session file and answers in
-// JSON. Tests that use it are opt-in: they run only when PRIME_PIORACLE
+// Package pioracle lets tests ask pi itself: it runs the harness in
+// harness/ beside it, which calls pi's own functions on a session file and
+// answers in JSON. Tests that use it are opt-in: they run only when PRIME_PIORACLE
 // names the harness's wrapper, and skip otherwise, so that the test suite
 // never needs node or the network.
 //
-//	PRIME_PIORACLE=$PWD/tools/pioracle/pioracle go test ./... -run PiOracle
+//	PRIME_PIORACLE=$PWD/internal/pioracle/harness/pioracle go test ./... -run PiOracle
 package pioracle
 
 import (
@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // Path returns the wrapper PRIME_PIORACLE names, a relative name being
@@ -77,4 +78,35 @@ func moduleRoot() (string, error) {
 		}
 		dir = parent
 	}
+}
+
+// Batch asks the wrapper's batch subcommand every request at once (one
+// process for them all) and returns the answers in order, each still to be
+// decoded. It fails the test when the oracle fails or answers fewer.
+func Batch(tb testing.TB, requests []any) []jsontext.Value {
+	tb.Helper()
+	var in bytes.Buffer
+	for _, r := range requests {
+		b, err := json.Marshal(r)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		in.Write(append(b, '\n'))
+	}
+	cmd := exec.Command(Path(tb), "batch")
+	cmd.Stdin = &in
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		tb.Fatalf("pioracle batch: %v\n%s", err, stderr.Bytes())
+	}
+	var answers []jsontext.Value
+	for line := range bytes.Lines(out) {
+		answers = append(answers, jsontext.Value(bytes.TrimSuffix(line, []byte("\n"))))
+	}
+	if len(answers) != len(requests) {
+		tb.Fatalf("pioracle batch answered %d of %d requests", len(answers), len(requests))
+	}
+	return answers
 }

@@ -41,12 +41,13 @@ type Event struct {
 // "data: [DONE]".
 func (e Event) IsDone() bool { return string(e.Data) == "[DONE]" }
 
-// DefaultMaxEventSize bounds one event's data (256 MiB): far above any real
-// tool argument, far below what would exhaust memory.
-const DefaultMaxEventSize = 256 << 20
+// DefaultMaxEventSize bounds one event's data (64 MiB, the most a whole
+// reply may hold): far above any real tool argument, far below what would
+// exhaust memory.
+const DefaultMaxEventSize = 64 << 20
 
 // ErrEventTooLarge reports an event whose data exceeds the reader's limit.
-var ErrEventTooLarge = errors.New("sse: event too large")
+var ErrEventTooLarge = errors.New("a stream event is too large")
 
 // Reader reads events from a stream.
 type Reader struct {

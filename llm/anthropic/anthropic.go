@@ -20,6 +20,7 @@
 package anthropic
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -28,7 +29,6 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
-	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -37,7 +37,6 @@ import (
 	"github.com/prime-agent/prime/internal/sse"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/llm/internal/stream"
-	"github.com/prime-agent/prime/llm/retry"
 )
 
 var _ llm.Provider = (*Provider)(nil)
@@ -54,19 +53,8 @@ type Config struct {
 	APIKey llm.Secret
 	// BaseURL is used for models that name none; default DefaultBaseURL.
 	BaseURL string
-	// Headers are sent with every request (a model's own headers win).
-	Headers map[string]string
-	// HTTPClient sends the requests; default http.DefaultClient.
-	HTTPClient *http.Client
-	// Retry is the policy for rate limits, overloads, 5xx and connection
-	// failures before the stream starts; nil means retry.DefaultPolicy.
-	Retry *retry.Policy
-	// Now stamps each turn; default time.Now.
-	Now func() time.Time
-	// IdleTimeout is how long the server may send nothing (before the
-	// response, or mid-stream) before the turn fails as a broken
-	// connection; 0 means five minutes, a negative value no limit.
-	IdleTimeout time.Duration
+	// HTTPOptions are how requests are sent.
+	llm.HTTPOptions
 }
 
 // Provider streams turns from the Messages API. It is safe for concurrent
@@ -96,13 +84,7 @@ var thinkingBudgets = map[llm.ThinkingLevel]int{
 
 // Stream implements [llm.Provider].
 func (p *Provider) Stream(ctx context.Context, req *llm.Request) iter.Seq[llm.Event] {
-	base := req.Model.BaseURL
-	if base == "" {
-		base = p.cfg.BaseURL
-	}
-	if base == "" {
-		base = DefaultBaseURL
-	}
+	base := cmp.Or(req.Model.BaseURL, p.cfg.BaseURL, DefaultBaseURL)
 	url := strings.TrimSuffix(base, "/")
 	if !strings.HasSuffix(url, "/v1") {
 		url += "/v1"
@@ -112,12 +94,9 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request) iter.Seq[llm.Ev
 	if p.cfg.APIKey.IsSet() {
 		h.Set("x-api-key", p.cfg.APIKey.Reveal())
 	}
-	for k, v := range p.cfg.Headers {
-		h.Set(k, v)
-	}
 	return stream.Run(ctx, req, stream.Call{
-		Client: p.cfg.HTTPClient, Retry: p.cfg.Retry, Now: p.cfg.Now, IdleTimeout: p.cfg.IdleTimeout,
-		URL: url + "/messages", Header: h,
+		HTTPOptions: p.cfg.HTTPOptions,
+		URL:         url + "/messages", Header: h,
 		Encode:     func() ([]byte, error) { return encodeRequest(req) },
 		ParseError: parseError,
 		Read:       read,
@@ -186,6 +165,28 @@ func (w *wireUsage) apply(u *llm.Usage) {
 	u.TotalTokens = u.Input + u.Output + u.CacheRead + u.CacheWrite
 }
 
+// streamBlock is a content_block_start's block.
+type streamBlock struct {
+	Type      string         `json:"type"`
+	ID        string         `json:"id"`
+	Name      string         `json:"name"`
+	Input     jsontext.Value `json:"input"`
+	Text      string         `json:"text"`
+	Thinking  string         `json:"thinking"`
+	Signature string         `json:"signature"`
+	Data      string         `json:"data"`
+}
+
+// streamDelta is a content_block_delta's or a message_delta's delta.
+type streamDelta struct {
+	Type        string `json:"type"`
+	Text        string `json:"text"`
+	Thinking    string `json:"thinking"`
+	Signature   string `json:"signature"`
+	PartialJSON string `json:"partial_json"`
+	StopReason  string `json:"stop_reason"`
+}
+
 // wireEvent is the union of the stream's event payloads.
 type wireEvent struct {
 	Type    string `json:"type"`
@@ -193,27 +194,11 @@ type wireEvent struct {
 		ID    string     `json:"id"`
 		Usage *wireUsage `json:"usage"`
 	} `json:"message"`
-	Index        int `json:"index"`
-	ContentBlock *struct {
-		Type      string         `json:"type"`
-		ID        string         `json:"id"`
-		Name      string         `json:"name"`
-		Input     jsontext.Value `json:"input"`
-		Text      string         `json:"text"`
-		Thinking  string         `json:"thinking"`
-		Signature string         `json:"signature"`
-		Data      string         `json:"data"`
-	} `json:"content_block"`
-	Delta *struct {
-		Type        string `json:"type"`
-		Text        string `json:"text"`
-		Thinking    string `json:"thinking"`
-		Signature   string `json:"signature"`
-		PartialJSON string `json:"partial_json"`
-		StopReason  string `json:"stop_reason"`
-	} `json:"delta"`
-	Usage *wireUsage `json:"usage"`
-	Error *struct {
+	Index        int          `json:"index"`
+	ContentBlock *streamBlock `json:"content_block"`
+	Delta        *streamDelta `json:"delta"`
+	Usage        *wireUsage   `json:"usage"`
+	Error        *struct {
 		Type    string `json:"type"`
 		Message string `json:"message"`
 	} `json:"error"`
@@ -260,35 +245,11 @@ func read(ctx context.Context, b *stream.Builder, body io.Reader) error {
 				return nil
 			}
 		case "content_block_start":
-			cb := w.ContentBlock
-			if cb == nil {
+			if w.ContentBlock == nil {
 				continue
 			}
-			var idx int
-			var ok bool
-			switch cb.Type {
-			case "text":
-				idx, ok = b.StartText()
-				if ok && cb.Text != "" {
-					ok = b.Append(idx, cb.Text)
-				}
-			case "thinking":
-				idx, ok = b.StartThinking()
-				b.AppendSignature(idx, cb.Signature)
-				if ok && cb.Thinking != "" {
-					ok = b.Append(idx, cb.Thinking)
-				}
-			case "redacted_thinking":
-				idx, ok = b.StartThinking()
-				b.SetRedacted(idx, cb.Data)
-			case "tool_use":
-				idx, ok = b.StartToolCall(cb.ID, cb.Name)
-				if ok && len(cb.Input) > 0 && string(cb.Input) != "{}" {
-					b.SetToolArgs(idx, cb.Input)
-				}
-			default:
-				// Server tool blocks and future types have no place in a
-				// pi message; their deltas are skipped too.
+			idx, placed, ok := startBlock(b, w.ContentBlock)
+			if !placed {
 				continue
 			}
 			if !ok {
@@ -300,18 +261,7 @@ func read(ctx context.Context, b *stream.Builder, body io.Reader) error {
 			if !known || w.Delta == nil {
 				continue
 			}
-			ok := true
-			switch w.Delta.Type {
-			case "text_delta":
-				ok = b.Append(idx, w.Delta.Text)
-			case "thinking_delta":
-				ok = b.Append(idx, w.Delta.Thinking)
-			case "signature_delta":
-				b.AppendSignature(idx, w.Delta.Signature)
-			case "input_json_delta":
-				ok = b.Append(idx, w.Delta.PartialJSON)
-			}
-			if !ok {
+			if !appendDelta(b, idx, w.Delta) {
 				return nil
 			}
 		case "content_block_stop":
@@ -342,6 +292,53 @@ func read(ctx context.Context, b *stream.Builder, body io.Reader) error {
 			return r.APIError(provider, 0, 0)
 		}
 	}
+}
+
+// startBlock begins the block a content_block_start opens and returns its
+// index in the message. placed is false for a block that has no place in a
+// pi message (server tool blocks, future types), whose deltas are skipped
+// too; ok is false when the consumer stopped.
+func startBlock(b *stream.Builder, cb *streamBlock) (idx int, placed, ok bool) {
+	switch cb.Type {
+	case "text":
+		idx, ok = b.StartText()
+		if ok && cb.Text != "" {
+			ok = b.Append(idx, cb.Text)
+		}
+	case "thinking":
+		idx, ok = b.StartThinking()
+		b.AppendSignature(idx, cb.Signature)
+		if ok && cb.Thinking != "" {
+			ok = b.Append(idx, cb.Thinking)
+		}
+	case "redacted_thinking":
+		idx, ok = b.StartThinking()
+		b.SetRedacted(idx, cb.Data)
+	case "tool_use":
+		idx, ok = b.StartToolCall(cb.ID, cb.Name)
+		if ok && len(cb.Input) > 0 && string(cb.Input) != "{}" {
+			b.SetToolArgs(idx, cb.Input)
+		}
+	default:
+		return 0, false, true
+	}
+	return idx, true, ok
+}
+
+// appendDelta adds a content_block_delta to block idx; it is false when
+// the consumer stopped.
+func appendDelta(b *stream.Builder, idx int, d *streamDelta) bool {
+	switch d.Type {
+	case "text_delta":
+		return b.Append(idx, d.Text)
+	case "thinking_delta":
+		return b.Append(idx, d.Thinking)
+	case "signature_delta":
+		b.AppendSignature(idx, d.Signature)
+	case "input_json_delta":
+		return b.Append(idx, d.PartialJSON)
+	}
+	return true
 }
 
 // stopReason maps Anthropic's stop_reason to pi's, and reports a refusal.

@@ -1,16 +1,11 @@
 package anthropic_test
 
 import (
-	"bytes"
-	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -19,61 +14,24 @@ import (
 	"github.com/prime-agent/prime/internal/golden"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/llm/anthropic"
+	"github.com/prime-agent/prime/llm/internal/providertest"
 	"github.com/prime-agent/prime/llm/llmtest"
-	"github.com/prime-agent/prime/llm/retry"
 )
 
-var fixedNow = func() time.Time { return time.UnixMilli(1767225600000) }
-
-func indent(t *testing.T, v any) []byte {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := (*jsontext.Value)(&b).Indent(); err != nil {
-		t.Fatal(err)
-	}
-	return append(b, '\n')
-}
-
 func newServer(t *testing.T) *llmtest.Server {
-	srv := llmtest.NewAnthropic(t)
-	srv.SetNow(fixedNow)
-	return srv
+	return providertest.Fixed(llmtest.NewAnthropic(t))
 }
 
 func request(srv *llmtest.Server, msgs ...llm.Message) *llm.Request {
-	if len(msgs) == 0 {
-		msgs = []llm.Message{&llm.UserMessage{Content: []llm.Content{llm.Text{Text: "What is here?"}}, Timestamp: 1}}
-	}
-	return &llm.Request{Model: srv.Model(), SystemPrompt: "You are a test.", Messages: msgs}
+	return providertest.Request(srv, "", "What is here?", msgs...)
 }
 
 // TestTranscripts replays SSE transcripts written from Anthropic's
 // documented stream format and compares the finished message with the
 // message entry a session stores.
 func TestTranscripts(t *testing.T) {
-	for _, name := range []string{"thinking_tool_use", "error_mid_stream", "max_tokens"} {
-		t.Run(name, func(t *testing.T) {
-			raw, err := os.ReadFile(filepath.Join("testdata", name+".sse"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			srv := newServer(t)
-			srv.Queue(llmtest.Reply{Raw: string(raw)})
-			msg, err := llm.Complete(t.Context(), srv.Provider(), request(srv))
-			if msg == nil {
-				t.Fatalf("no message: %v", err)
-			}
-			var out bytes.Buffer
-			out.Write(indent(t, msg))
-			if err != nil {
-				fmt.Fprintf(&out, "error: %v\n", err)
-			}
-			golden.Check(t, name+".golden", out.Bytes())
-		})
-	}
+	providertest.Transcripts(t, newServer, func(srv *llmtest.Server) *llm.Request { return request(srv) },
+		"thinking_tool_use", "error_mid_stream", "max_tokens")
 }
 
 func TestThinkingBlocksKeepTheirSignatures(t *testing.T) {
@@ -164,11 +122,7 @@ func TestRequestBody(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := srv.LastRequest()
-	body := jsontext.Value(bytes.Clone(r.Body))
-	if err := body.Indent(); err != nil {
-		t.Fatal(err)
-	}
-	golden.Check(t, "request.golden.json", append(body, '\n'))
+	providertest.CheckBody(t, r, "request.golden.json")
 	if got := r.Header.Get("x-api-key"); got != llmtest.Key {
 		t.Errorf("x-api-key = %q", got)
 	}
@@ -256,26 +210,22 @@ func TestScriptedStream(t *testing.T) {
 	if types[0] != "start" || types[len(types)-1] != "done" {
 		t.Errorf("event order %v", types)
 	}
-	got := indent(t, final)
+	got := providertest.Indent(t, final)
 	golden.Check(t, "scripted.golden", got)
 }
 
+// TestErrors: Anthropic's own failures (the common ones are in llmtest's
+// conformance suite).
 func TestErrors(t *testing.T) {
 	tests := []struct {
 		name  string
 		reply llmtest.Reply
 		kind  error
 	}{
-		{"overflow", llmtest.Overflow(), llm.ErrContextOverflow},
 		{"413 request too large", llmtest.HTTPError(413, "", "Request exceeds the maximum allowed number of bytes"), llm.ErrContextOverflow},
-		{"auth", llmtest.HTTPError(401, "", "invalid x-api-key"), llm.ErrAuth},
-		{"rate limit", llmtest.Reply{Status: 429, ErrorMessage: "Number of requests has exceeded your rate limit", RetryAfter: 7 * time.Second}, llm.ErrRateLimited},
 		{"overloaded", llmtest.HTTPError(529, "", "Overloaded"), llm.ErrOverloaded},
-		{"server", llmtest.HTTPError(500, "", "Internal server error"), llm.ErrServer},
-		{"bad request", llmtest.HTTPError(400, "", "messages: roles must alternate"), llm.ErrRequest},
 		{"error event mid-stream", llmtest.Stream(llmtest.Text("partial answer"), llmtest.ErrorEvent("overloaded_error", "Overloaded")), llm.ErrOverloaded},
 		{"overflow event mid-stream", llmtest.Stream(llmtest.ErrorEvent("invalid_request_error", "prompt is too long: 250000 tokens > 200000 maximum")), llm.ErrContextOverflow},
-		{"disconnect mid-stream", llmtest.Stream(llmtest.Text("partial answer"), llmtest.Disconnect()), llm.ErrConnection},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -299,127 +249,5 @@ func TestErrors(t *testing.T) {
 				t.Errorf("partial content lost: %q", msg.Text())
 			}
 		})
-	}
-}
-
-func TestRetries(t *testing.T) {
-	srv := newServer(t)
-	srv.Queue(llmtest.HTTPError(529, "", "Overloaded"), llmtest.HTTPError(500, "", "oops"))
-	srv.Reply(llmtest.Text("finally"))
-	var notices []string
-	policy := &retry.Policy{MaxRetries: 3, BaseDelay: time.Millisecond, MaxDelay: time.Second,
-		OnRetry: func(n int, d time.Duration, err error) { notices = append(notices, err.Error()) }}
-	msg, err := llm.Complete(t.Context(), srv.ProviderWith(policy), request(srv))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if msg.Text() != "finally" || len(srv.Requests()) != 3 || len(notices) != 2 {
-		t.Errorf("text %q after %d requests, notices %q", msg.Text(), len(srv.Requests()), notices)
-	}
-
-	// An overflow is never retried.
-	srv.Overflow()
-	srv.Reply(llmtest.Text("must not be reached"))
-	_, err = llm.Complete(t.Context(), srv.ProviderWith(policy), request(srv))
-	if !errors.Is(err, llm.ErrContextOverflow) || len(srv.Requests()) != 4 {
-		t.Errorf("err %v after %d requests", err, len(srv.Requests()))
-	}
-}
-
-// TestCancelMidStream cancels while the stream is running: the turn ends
-// as aborted (not an error), keeps what arrived, and no goroutine outlives
-// it.
-func TestCancelMidStream(t *testing.T) {
-	srv := newServer(t)
-	check := llmtest.CheckGoroutines(t)
-	srv.Queue(llmtest.Reply{Parts: []llmtest.Part{llmtest.Text(strings.Repeat("word ", 200))}, Delay: 20 * time.Millisecond})
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	var last llm.Event
-	deltas := 0
-	for ev := range srv.Provider().Stream(ctx, request(srv)) {
-		if ev.Type == llm.EventTextDelta {
-			if deltas++; deltas == 2 {
-				cancel()
-			}
-		}
-		last = ev
-	}
-	if last.Type != llm.EventError || last.Message.StopReason != llm.StopReasonAborted {
-		t.Fatalf("last event %v with stop reason %q", last.Type, last.Message.StopReason)
-	}
-	if !errors.Is(last.Err, context.Canceled) || errors.Is(last.Err, llm.ErrConnection) || !llm.IsAborted(last.Err) {
-		t.Errorf("err = %v, want a clean cancellation", last.Err)
-	}
-	if !strings.HasPrefix(last.Message.Text(), "word word") {
-		t.Errorf("partial text lost: %q", last.Message.Text())
-	}
-	srv.Client().CloseIdleConnections()
-	check()
-}
-
-// TestConsumerStopsEarly stops ranging over the stream: the request is
-// cancelled and nothing is left running.
-func TestConsumerStopsEarly(t *testing.T) {
-	srv := newServer(t)
-	check := llmtest.CheckGoroutines(t)
-	srv.Queue(llmtest.Reply{Parts: []llmtest.Part{llmtest.Text(strings.Repeat("word ", 200))}, Delay: 10 * time.Millisecond})
-	n := 0
-	for range srv.Provider().Stream(t.Context(), request(srv)) {
-		if n++; n == 3 {
-			break
-		}
-	}
-	srv.Client().CloseIdleConnections()
-	check()
-}
-
-func TestCancelledBeforeRequest(t *testing.T) {
-	srv := newServer(t)
-	ctx, cancel := context.WithCancel(t.Context())
-	cancel()
-	msg, err := llm.Complete(ctx, srv.Provider(), request(srv))
-	if !errors.Is(err, context.Canceled) || msg.StopReason != llm.StopReasonAborted {
-		t.Fatalf("err %v, stop %q", err, msg.StopReason)
-	}
-	if len(srv.Requests()) != 0 {
-		t.Errorf("%d requests sent", len(srv.Requests()))
-	}
-}
-
-// TestHugeToolArgument streams a 10 MB tool argument through the SSE
-// reader and the accumulator.
-func TestHugeToolArgument(t *testing.T) {
-	srv := newServer(t)
-	content := strings.Repeat("0123456789abcdef", 10<<20/16)
-	args, _ := json.Marshal(map[string]string{"path": "big.txt", "content": content})
-	srv.Reply(llmtest.ToolCall("toolu_big", "write", string(args)))
-	msg, err := llm.Complete(t.Context(), srv.Provider(), request(srv))
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, ok := msg.ToolCalls()[0].Arguments.StringArg("content")
-	if !ok || got != content {
-		t.Fatalf("content of %d bytes, want %d", len(got), len(content))
-	}
-}
-
-// TestKeyNeverLeaks checks that the API key reaches the wire and nowhere
-// else: not the message, not errors, not the provider's printed forms.
-func TestKeyNeverLeaks(t *testing.T) {
-	srv := newServer(t)
-	srv.Fail(http.StatusUnauthorized, "invalid x-api-key")
-	p := srv.Provider()
-	msg, err := llm.Complete(context.Background(), p, request(srv))
-	stored, _ := json.Marshal(msg)
-	cfg := anthropic.Config{APIKey: llmtest.Key}
-	for _, s := range []string{string(stored), err.Error(), fmt.Sprintf("%v %+v %#v %s", p, p, p, p),
-		fmt.Sprintf("%v %+v %#v", cfg, cfg, cfg)} {
-		if strings.Contains(s, llmtest.Key) {
-			t.Errorf("key leaked into %q", s)
-		}
-	}
-	if srv.LastRequest().Header.Get("x-api-key") != llmtest.Key {
-		t.Error("the key was not sent")
 	}
 }

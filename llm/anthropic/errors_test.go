@@ -2,7 +2,8 @@ package anthropic
 
 import (
 	"testing"
-	"unicode/utf8"
+
+	"github.com/prime-agent/prime/llm/internal/streamtest"
 )
 
 // TestParseError reads Anthropic's error bodies and the sizes of its
@@ -31,22 +32,12 @@ func TestParseError(t *testing.T) {
 	}
 }
 
-// FuzzParseError: any body reads without panicking into non-negative sizes
-// and, once classified, valid UTF-8.
+// FuzzParseError: any body reads without panicking into an error with
+// non-negative sizes and valid UTF-8 (see streamtest.FuzzParseError).
 func FuzzParseError(f *testing.F) {
-	for _, s := range []string{
+	streamtest.FuzzParseError(f, "anthropic", parseError,
 		`{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 213462 tokens > 200000 maximum"}}`,
-		"{\"error\":{\"message\":\"input length and max_tokens exceed context limit: 1 + 2 > 3\"}}", `plain`,
-	} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, raw []byte) {
-		e := parseError(raw).APIError("anthropic", 400, 0)
-		if e.PromptTokens < 0 || e.ContextTokens < 0 {
-			t.Fatalf("negative sizes %d/%d", e.PromptTokens, e.ContextTokens)
-		}
-		if !utf8.ValidString(e.Message) || !utf8.ValidString(e.Type) {
-			t.Fatalf("invalid UTF-8 kept: %q %q", e.Type, e.Message)
-		}
-	})
+		"{\"error\":{\"message\":\"input length and max_tokens exceed context limit: 1 + 2 > 3\"}}",
+		`plain`,
+	)
 }

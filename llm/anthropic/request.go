@@ -101,20 +101,29 @@ func encodeRequest(req *llm.Request) ([]byte, error) {
 	w.Messages = msgs
 	applyThinking(&w, req)
 	if !req.NoCache {
-		mark := &cacheControl{Type: "ephemeral"}
-		if n := len(w.System); n > 0 {
-			w.System[n-1].CacheControl = mark
-		}
-		for i := len(w.Messages) - 1; i >= 0; i-- {
-			if w.Messages[i].Role == "user" {
-				if c := w.Messages[i].Content; len(c) > 0 {
-					c[len(c)-1].CacheControl = mark
-				}
-				break
-			}
-		}
+		markCache(&w)
 	}
 	return json.Marshal(&w)
+}
+
+// markCache sets prompt-caching breakpoints where pi 1.6 sets them: on the
+// system prompt, on the last tool definition, and on the last block of the
+// conversation when the conversation ends with a user message (the newest
+// prompt or tool results), so each request reads the cache the previous
+// one wrote.
+func markCache(w *wireRequest) {
+	mark := &cacheControl{Type: "ephemeral"}
+	if n := len(w.System); n > 0 {
+		w.System[n-1].CacheControl = mark
+	}
+	if n := len(w.Tools); n > 0 {
+		w.Tools[n-1].CacheControl = mark
+	}
+	if n := len(w.Messages); n > 0 && w.Messages[n-1].Role == "user" {
+		if c := w.Messages[n-1].Content; len(c) > 0 {
+			c[len(c)-1].CacheControl = mark
+		}
+	}
 }
 
 // applyThinking asks a reasoning model to think at req.Reasoning.

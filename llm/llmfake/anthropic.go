@@ -39,7 +39,7 @@ var anthropicStops = map[llm.StopReason]string{
 // (a thinking block's signature in its own signature_delta), message_delta
 // with the stop reason and output usage, message_stop.
 func writeAnthropic(e *eventWriter, req *Request, parts []Part) {
-	u := usageOf(parts)
+	u := usageOf(req, parts)
 	model := req.Model()
 	start := map[string]any{
 		"type": "message_start",

@@ -156,7 +156,7 @@ func writeOpenAI(e *eventWriter, req *Request, parts []Part, f Flavor) {
 			return
 		}
 	}
-	u := usageOf(parts)
+	u := usageOf(req, parts)
 	usage := map[string]any{
 		"prompt_tokens": u.Input + u.CacheRead, "completion_tokens": u.Output,
 		"total_tokens":          u.Input + u.CacheRead + u.Output,
@@ -269,7 +269,7 @@ func (s *Server) writeOpenAICompletion(w http.ResponseWriter, hr *http.Request, 
 	if len(calls) > 0 {
 		message["tool_calls"] = calls
 	}
-	u := usageOf(rep.Parts)
+	u := usageOf(req, rep.Parts)
 	body := marshal(map[string]any{
 		"id": "chatcmpl-llmtest", "object": "chat.completion", "created": 1767225600, "model": req.Model(),
 		"choices": []any{map[string]any{"index": 0, "message": message, "finish_reason": openAIFinish[stopOf(rep.Parts)]}},

@@ -28,13 +28,32 @@ type Request struct {
 // Decode unmarshals the body into v.
 func (r *Request) Decode(v any) error { return json.Unmarshal(r.Body, v, jsonwire.ReadOptions) }
 
-// Model is the requested model id.
-func (r *Request) Model() string { s, _ := r.JSON["model"].(string); return s }
+// Model is the requested model id (for Gemini, the one in the path).
+func (r *Request) Model() string {
+	if r.gemini() {
+		return geminiModel(r.Path)
+	}
+	s, _ := r.JSON["model"].(string)
+	return s
+}
 
-// MaxTokens is the requested output cap: max_tokens, or
-// max_completion_tokens; 0 when absent.
+func (r *Request) gemini() bool {
+	return r.api == llm.APIGoogleGenerativeAI || r.api == llm.APIGoogleVertex
+}
+
+func (r *Request) responses() bool {
+	return r.api == llm.APIOpenAIResponses || r.api == llm.APIAzureOpenAIResponses
+}
+
+// MaxTokens is the requested output cap: max_tokens,
+// max_completion_tokens, max_output_tokens (Responses) or
+// generationConfig.maxOutputTokens (Gemini); 0 when absent.
 func (r *Request) MaxTokens() int {
-	for _, k := range []string{"max_tokens", "max_completion_tokens"} {
+	if gc, ok := r.JSON["generationConfig"].(map[string]any); ok {
+		f, _ := gc["maxOutputTokens"].(float64)
+		return int(f)
+	}
+	for _, k := range []string{"max_tokens", "max_completion_tokens", "max_output_tokens"} {
 		if f, ok := r.JSON[k].(float64); ok {
 			return int(f)
 		}
@@ -42,24 +61,74 @@ func (r *Request) MaxTokens() int {
 	return 0
 }
 
-// Messages is the conversation as sent ("messages"), system messages of
-// the OpenAI format included.
+// Messages is the conversation as sent, as role and content maps:
+// "messages" (system messages of the OpenAI format included); the
+// Responses API's "input" items (a function call as an assistant message
+// whose content is its arguments, its output as a "tool" message); Gemini's
+// "contents" (parts as content blocks, role "model" as "assistant").
 func (r *Request) Messages() []map[string]any {
-	list, _ := r.JSON["messages"].([]any)
+	key := "messages"
+	switch {
+	case r.responses():
+		key = "input"
+	case r.gemini():
+		key = "contents"
+	}
+	list, _ := r.JSON[key].([]any)
 	out := make([]map[string]any, 0, len(list))
 	for _, m := range list {
 		if mm, ok := m.(map[string]any); ok {
-			out = append(out, mm)
+			out = append(out, r.message(mm))
 		}
 	}
 	return out
 }
 
+// message puts an item of the Responses or Gemini format in the
+// role-and-content form.
+func (r *Request) message(m map[string]any) map[string]any {
+	switch {
+	case r.gemini():
+		role := m["role"]
+		if role == "model" {
+			role = "assistant"
+		}
+		var blocks []any
+		parts, _ := m["parts"].([]any)
+		for _, p := range parts {
+			pm, _ := p.(map[string]any)
+			switch {
+			case pm["text"] != nil:
+				blocks = append(blocks, map[string]any{"text": pm["text"]})
+			case pm["functionCall"] != nil:
+				blocks = append(blocks, map[string]any{"text": string(marshal(pm["functionCall"]))})
+			case pm["functionResponse"] != nil:
+				blocks = append(blocks, map[string]any{"text": string(marshal(pm["functionResponse"]))})
+			}
+		}
+		return map[string]any{"role": role, "content": blocks}
+	case r.responses():
+		switch m["type"] {
+		case "function_call":
+			return map[string]any{"role": "assistant", "content": m["arguments"]}
+		case "function_call_output":
+			return map[string]any{"role": "tool", "content": m["output"]}
+		case "reasoning":
+			return map[string]any{"role": "assistant", "content": ""}
+		}
+	}
+	return m
+}
+
 // System is the system prompt: Anthropic's "system" text blocks, or the
 // OpenAI format's system or developer message.
 func (r *Request) System() string {
-	if r.api == llm.APIAnthropicMessages {
+	switch {
+	case r.api == llm.APIAnthropicMessages:
 		return textOf(r.JSON["system"])
+	case r.gemini():
+		si, _ := r.JSON["systemInstruction"].(map[string]any)
+		return textOf(si["parts"])
 	}
 	for _, m := range r.Messages() {
 		if m["role"] == "system" || m["role"] == "developer" {
@@ -115,6 +184,10 @@ func (r *Request) Text() string {
 // ToolNames lists the names of the tools offered.
 func (r *Request) ToolNames() []string {
 	list, _ := r.JSON["tools"].([]any)
+	if r.gemini() && len(list) > 0 {
+		t, _ := list[0].(map[string]any)
+		list, _ = t["functionDeclarations"].([]any)
+	}
 	var out []string
 	for _, t := range list {
 		tm, _ := t.(map[string]any)

@@ -129,6 +129,12 @@ type Reply struct {
 	Delay time.Duration `json:"-"`
 	// Raw is sent verbatim as the SSE body (a recorded transcript).
 	Raw string `json:"raw,omitzero"`
+	// Redirect, when set, answers 307 Temporary Redirect to this base URL
+	// with the request's path: a server that sends the client elsewhere.
+	Redirect string `json:"-"`
+	// ContentType, when set, is the 200 answer's Content-Type instead of
+	// text/event-stream: a gateway's text/html page sent as Raw.
+	ContentType string `json:"-"`
 }
 
 // replyJSON is Reply's JSON form, with durations in seconds.

@@ -13,8 +13,11 @@
 //	msg, err := llm.Complete(ctx, srv.Provider(), &llm.Request{Model: srv.Model(), ...})
 //	got := srv.Requests()[0].System()
 //
-// The Anthropic server speaks the Messages API's event stream; the OpenAI
-// server speaks Chat Completions chunks in the manner of a chosen server
+// The Anthropic server speaks the Messages API's event stream; the
+// Responses server OpenAI's Responses API's semantic events (Azure's form:
+// its path and api-version, the encrypted reasoning only in the completed
+// response); the Gemini server streamGenerateContent?alt=sse chunks (and
+// Vertex AI's path); the OpenAI server speaks Chat Completions chunks in the manner of a chosen server
 // [Flavor] (OpenAI itself, Ollama, vLLM, llama.cpp, LM Studio, OpenRouter),
 // including their quirks: tool calls without "index", reasoning in
 // "reasoning" or "reasoning_content", usage in the last chunk or beside the
@@ -50,7 +53,9 @@ import (
 	"github.com/prime-agent/prime/internal/jsonwire"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/llm/anthropic"
+	"github.com/prime-agent/prime/llm/gemini"
 	"github.com/prime-agent/prime/llm/openai"
+	"github.com/prime-agent/prime/llm/responses"
 	"github.com/prime-agent/prime/llm/retry"
 )
 
@@ -63,7 +68,7 @@ type Handler func(r *Request) Reply
 
 // Server is a fake model server.
 type Server struct {
-	api    string // llm.APIAnthropicMessages or llm.APIOpenAICompletions
+	api    string // one of the llm.API* wire APIs
 	flavor Flavor
 	srv    *httptest.Server
 
@@ -76,14 +81,14 @@ type Server struct {
 	now      func() time.Time
 	window   Window
 	stats    WindowStats
+	modelID  string
 	// unanswered is told about a request nothing answered.
 	unanswered func(r *Request, n int)
 }
 
-// NewServer starts a fake server for api ("anthropic-messages" or
-// "openai-completions") on a loopback port; flavor chooses the
-// OpenAI-compatible server imitated (ignored for Anthropic). Close it when
-// done.
+// NewServer starts a fake server for api (one of the llm.API* wire APIs)
+// on a loopback port; flavor chooses the OpenAI-compatible server imitated
+// (used for Chat Completions only). Close it when done.
 func NewServer(api string, flavor Flavor) *Server {
 	s := &Server{api: api, flavor: flavor}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
@@ -127,8 +132,17 @@ func (s *Server) SetNow(now func() time.Time) {
 	s.now = now
 }
 
-// Model describes the fake model: provider "anthropic" or "openai", a
-// reasoning model that takes text and images, with a 200,000-token window,
+// SetModelID names the fake model id instead of its default (for a test
+// of behaviour that depends on the model, such as Gemini 3's call ids).
+func (s *Server) SetModelID(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.modelID = id
+}
+
+// Model describes the fake model: provider "anthropic", "openai", "azure",
+// "google" or "google-vertex" (or the flavour's name), a reasoning model that
+// takes text and images, with a 200,000-token window,
 // 32,000-token output limit and prices (per million: 3 in, 15 out, 0.3
 // cache read, 3.75 cache write), its base URL pointing at the server.
 func (s *Server) Model() llm.Model {
@@ -140,14 +154,29 @@ func (s *Server) Model() llm.Model {
 		MaxTokens:     32000,
 		API:           s.api,
 	}
-	if s.api == llm.APIAnthropicMessages {
+	switch s.api {
+	case llm.APIAnthropicMessages:
 		m.ID, m.Name, m.Provider, m.BaseURL = "claude-test", "Claude (fake)", "anthropic", s.URL()
-	} else {
+	case llm.APIOpenAIResponses:
+		m.ID, m.Name, m.Provider, m.BaseURL = "gpt-test", "GPT (fake)", "openai", s.URL()+"/v1"
+	case llm.APIAzureOpenAIResponses:
+		m.ID, m.Name, m.Provider, m.BaseURL = "gpt-test", "GPT on Azure (fake)", "azure", s.URL()+"/openai/v1"
+	case llm.APIGoogleGenerativeAI:
+		m.ID, m.Name, m.Provider, m.BaseURL = "gemini-test", "Gemini (fake)", "google", s.URL()+"/v1beta"
+	case llm.APIGoogleVertex:
+		m.ID, m.Name, m.Provider, m.BaseURL = "gemini-test", "Gemini on Vertex (fake)", "google-vertex",
+			s.URL()+"/v1/projects/"+VertexProject+"/locations/"+VertexLocation
+	default:
 		m.ID, m.Name, m.Provider, m.BaseURL = "gpt-test", "GPT (fake)", "openai", s.URL()+"/v1"
 		if s.flavor != FlavorOpenAI {
 			m.Provider = s.flavor.String()
 		}
 	}
+	s.mu.Lock()
+	if s.modelID != "" {
+		m.ID = s.modelID
+	}
+	s.mu.Unlock()
 	return m
 }
 
@@ -161,10 +190,17 @@ func (s *Server) ProviderWith(policy *retry.Policy) llm.Provider {
 	now := s.now
 	s.mu.Unlock()
 	client := s.srv.Client()
-	if s.api == llm.APIAnthropicMessages {
-		return anthropic.New(anthropic.Config{APIKey: Key, HTTPClient: client, Retry: policy, Now: now})
+	switch s.api {
+	case llm.APIAnthropicMessages:
+		return anthropic.New(anthropic.Config{APIKey: Key, HTTPOptions: llm.HTTPOptions{HTTPClient: client, Retry: policy, Now: now}})
+	case llm.APIOpenAIResponses, llm.APIAzureOpenAIResponses:
+		return responses.New(responses.Config{APIKey: Key, HTTPOptions: llm.HTTPOptions{HTTPClient: client, Retry: policy, Now: now},
+			Azure: s.api == llm.APIAzureOpenAIResponses})
+	case llm.APIGoogleGenerativeAI, llm.APIGoogleVertex:
+		return gemini.New(gemini.Config{APIKey: Key, HTTPOptions: llm.HTTPOptions{HTTPClient: client, Retry: policy, Now: now},
+			Vertex: s.api == llm.APIGoogleVertex, Project: VertexProject, Location: VertexLocation})
 	}
-	return openai.New(openai.Config{APIKey: Key, HTTPClient: client, Retry: policy, Now: now})
+	return openai.New(openai.Config{APIKey: Key, HTTPOptions: llm.HTTPOptions{HTTPClient: client, Retry: policy, Now: now}})
 }
 
 // Client is the server's HTTP client (its transport can be closed to check
@@ -273,11 +309,7 @@ func (s *Server) serve(w http.ResponseWriter, hr *http.Request) {
 	s.requests = append(s.requests, req)
 	s.mu.Unlock()
 
-	wantPath := "/v1/messages"
-	if s.api == llm.APIOpenAICompletions {
-		wantPath = "/v1/chat/completions"
-	}
-	if hr.Method != http.MethodPost || hr.URL.Path != wantPath {
+	if hr.Method != http.MethodPost || !s.endpoint(hr) {
 		http.Error(w, "llmfake: no such endpoint "+hr.Method+" "+hr.URL.Path, http.StatusNotFound)
 		return
 	}
@@ -300,6 +332,8 @@ func (s *Server) serve(w http.ResponseWriter, hr *http.Request) {
 		return
 	}
 	switch {
+	case rep.Redirect != "":
+		http.Redirect(w, hr, rep.Redirect+hr.URL.RequestURI(), http.StatusTemporaryRedirect)
 	case rep.Overflow:
 		s.writeError(w, s.overflowReply(req))
 	case rep.Status != 0:
@@ -319,13 +353,18 @@ func (s *Server) writeError(w http.ResponseWriter, rep Reply) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	var body []byte
-	if s.api == llm.APIAnthropicMessages {
+	switch s.api {
+	case llm.APIAnthropicMessages:
 		typ := rep.ErrorType
 		if typ == "" {
 			typ = anthropicErrorType(rep.Status)
 		}
 		body = marshal(map[string]any{"type": "error", "error": map[string]any{"type": typ, "message": rep.ErrorMessage}})
-	} else {
+	case llm.APIOpenAIResponses, llm.APIAzureOpenAIResponses:
+		body = FlavorOpenAI.errorBody(rep)
+	case llm.APIGoogleGenerativeAI, llm.APIGoogleVertex:
+		body = geminiErrorBody(rep)
+	default:
 		body = s.flavor.errorBody(rep)
 	}
 	w.WriteHeader(rep.Status)
@@ -387,7 +426,11 @@ func (s *Server) writeStream(w http.ResponseWriter, hr *http.Request, req *Reque
 		s.writeOpenAICompletion(w, hr, req, rep)
 		return
 	}
-	w.Header().Set("Content-Type", "text/event-stream")
+	ctype := "text/event-stream"
+	if rep.ContentType != "" {
+		ctype = rep.ContentType
+	}
+	w.Header().Set("Content-Type", ctype)
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	ew := &eventWriter{w: w, ctx: hr.Context(), delay: rep.Delay}
@@ -395,11 +438,36 @@ func (s *Server) writeStream(w http.ResponseWriter, hr *http.Request, req *Reque
 		io.WriteString(w, rep.Raw)
 		return
 	}
-	if s.api == llm.APIAnthropicMessages {
+	switch s.api {
+	case llm.APIAnthropicMessages:
 		writeAnthropic(ew, req, rep.Parts)
-	} else {
+	case llm.APIOpenAIResponses, llm.APIAzureOpenAIResponses:
+		writeResponses(ew, req, rep.Parts, s.api == llm.APIAzureOpenAIResponses)
+	case llm.APIGoogleGenerativeAI, llm.APIGoogleVertex:
+		writeGemini(ew, req, rep.Parts)
+	default:
 		writeOpenAI(ew, req, rep.Parts, s.flavor)
 	}
+}
+
+// endpoint reports whether hr is posted where the server's API takes
+// requests: Anthropic's /v1/messages, /v1/chat/completions, /v1/responses
+// (Azure: /openai/v1/responses with an api-version), Gemini's
+// /v1beta/models/{id}:streamGenerateContent?alt=sse (Vertex: under
+// /v1/projects/{project}/locations/{location}/publishers/google).
+func (s *Server) endpoint(hr *http.Request) bool {
+	path := hr.URL.Path
+	switch s.api {
+	case llm.APIAnthropicMessages:
+		return path == "/v1/messages"
+	case llm.APIOpenAIResponses:
+		return path == "/v1/responses"
+	case llm.APIAzureOpenAIResponses:
+		return path == "/openai/v1/responses" && hr.URL.Query().Get("api-version") != ""
+	case llm.APIGoogleGenerativeAI, llm.APIGoogleVertex:
+		return geminiPath(s.api, path) && hr.URL.Query().Get("alt") == "sse"
+	}
+	return path == "/v1/chat/completions"
 }
 
 func listen(addr string) (net.Listener, error) { return net.Listen("tcp", addr) }
@@ -433,14 +501,22 @@ func stopOf(parts []Part) llm.StopReason {
 	return reason
 }
 
-// usageOf returns the scripted usage, or a small default.
-func usageOf(parts []Part) UsagePart {
+// usageOf returns the scripted usage, or else an honest estimate of the
+// exchange: the chars/4 count of what req sent (see [Window.PromptTokens])
+// in, and of the answer's parts out, as pi estimates tokens; at least one
+// of each, as a real server never reports fewer.
+func usageOf(req *Request, parts []Part) UsagePart {
 	for _, p := range parts {
 		if p.Usage != nil {
 			return *p.Usage
 		}
 	}
-	return UsagePart{Input: 10, Output: 5}
+	var w Window
+	out := 0
+	for _, p := range parts {
+		out += w.partTokens(p)
+	}
+	return UsagePart{Input: max(w.PromptTokens(req), 1), Output: max(out, 1)}
 }
 
 // split cuts s into several deltas at rune boundaries, as a real stream

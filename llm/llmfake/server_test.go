@@ -79,6 +79,33 @@ func TestWindowCounts(t *testing.T) {
 	}
 }
 
+// TestDefaultUsage: a reply that names no usage reports an estimate of the
+// exchange, chars/4 of what was sent (as the window counts it) and of what
+// is returned, in every vendor's format; a scripted usage wins.
+func TestDefaultUsage(t *testing.T) {
+	apis := []string{llm.APIAnthropicMessages, llm.APIOpenAICompletions, llm.APIOpenAIResponses, llm.APIGoogleGenerativeAI}
+	for _, api := range apis {
+		t.Run(api, func(t *testing.T) {
+			srv := llmfake.NewServer(api, llmfake.FlavorOpenAI)
+			defer srv.Close()
+			srv.Reply(llmfake.Text(strings.Repeat("wxyz", 30)), llmfake.Text("ab"))
+			msg, err := llm.Complete(t.Context(), srv.Provider(), ask(srv, 500, 0))
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantIn := llmfake.Window{}.PromptTokens(srv.LastRequest())
+			if u := msg.Usage; u.Input+u.CacheRead != wantIn || u.Output != 30+1 || wantIn < 500 {
+				t.Errorf("usage %+v, want input %d output 31", u, wantIn)
+			}
+			srv.Reply(llmfake.Text("x"), llmfake.Usage(7, 3))
+			msg, err = llm.Complete(t.Context(), srv.Provider(), ask(srv, 500, 0))
+			if err != nil || msg.Usage.Input+msg.Usage.CacheRead != 7 || msg.Usage.Output != 3 {
+				t.Errorf("scripted usage: %v %+v", err, msg.Usage)
+			}
+		})
+	}
+}
+
 // TestWindowRefusesWithoutUsingAReply: a request the window refuses is
 // answered by the window, the scripted reply waits for the next request;
 // the counts say what happened.

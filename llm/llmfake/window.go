@@ -110,8 +110,8 @@ func (s *Server) refusal(r *Request, w Window) (Reply, bool) {
 		return Reply{}, false
 	}
 	prompt, maxTokens := w.PromptTokens(r), r.MaxTokens()
-	if s.api == llm.APIOpenAICompletions && s.flavor == FlavorLlamaCpp {
-		maxTokens = 0 // llama.cpp takes any prompt below its context
+	if s.api == llm.APIOpenAICompletions && s.flavor == FlavorLlamaCpp || s.api == llm.APIGoogleGenerativeAI || s.api == llm.APIGoogleVertex {
+		maxTokens = 0 // llama.cpp takes any prompt below its context; Gemini limits the input alone
 	}
 	if prompt < w.Size && prompt+maxTokens <= w.Size {
 		return Reply{}, false
@@ -143,6 +143,13 @@ func (s *Server) overflowReply(r *Request) Reply {
 func (s *Server) overflowError(prompt, size, maxTokens int) Reply {
 	bad := func(typ, format string, args ...any) Reply {
 		return Reply{Status: http.StatusBadRequest, ErrorType: typ, ErrorMessage: fmt.Sprintf(format, args...)}
+	}
+	switch s.api {
+	case llm.APIOpenAIResponses, llm.APIAzureOpenAIResponses:
+		// The Responses API gives no numbers.
+		return bad("context_length_exceeded", "Your input exceeds the context window of this model. Please adjust your input and try again.")
+	case llm.APIGoogleGenerativeAI, llm.APIGoogleVertex:
+		return bad("INVALID_ARGUMENT", "The input token count (%d) exceeds the maximum number of tokens allowed (%d).", prompt, size)
 	}
 	if s.api == llm.APIAnthropicMessages {
 		if prompt >= size {

@@ -11,7 +11,9 @@
 //	msg, err := llm.Complete(ctx, srv.Provider(), &llm.Request{Model: srv.Model(), ...})
 //	got := srv.Requests()[0].System()
 //
-// [NewAnthropic] speaks the Messages API's event stream; [NewOpenAI] speaks
+// [NewAnthropic] speaks the Messages API's event stream; [NewResponses] and
+// [NewAzure] OpenAI's Responses API's semantic events; [NewGemini] and
+// [NewVertex] Gemini's streamGenerateContent chunks; [NewOpenAI] speaks
 // Chat Completions chunks in the manner of a chosen server [Flavor] (OpenAI
 // itself, Ollama, vLLM, llama.cpp, LM Studio, OpenRouter), including their
 // quirks: tool calls without "index", reasoning in "reasoning" or
@@ -25,6 +27,10 @@
 // ([Server.Handle]) that computes a reply from the request. A request with
 // nothing to answer it fails the test.
 //
+// [Conformance] is the suite every provider passes against its fake
+// server ([Vendors] lists them): errors and their classes, retries,
+// garbage, cancellation, huge arguments, the key, the window.
+//
 // The servers themselves live in package llmfake, which does not import
 // testing (the prime binary serves them with "prime dev fake-llm"); this
 // package ties them to a test's lifetime and failure reporting. Its types
@@ -34,6 +40,7 @@ package llmtest
 import (
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/llm/llmfake"
@@ -109,6 +116,23 @@ func NewOpenAI(tb testing.TB, flavor ...Flavor) *Server {
 	}
 	return start(tb, llm.APIOpenAICompletions, f)
 }
+
+// NewResponses starts a fake OpenAI Responses API server, closed when the
+// test ends.
+func NewResponses(tb testing.TB) *Server { return start(tb, llm.APIOpenAIResponses, FlavorOpenAI) }
+
+// NewAzure starts a fake Azure OpenAI Responses server (api-version in the
+// query, encrypted reasoning only in the completed response), closed when
+// the test ends.
+func NewAzure(tb testing.TB) *Server { return start(tb, llm.APIAzureOpenAIResponses, FlavorOpenAI) }
+
+// NewGemini starts a fake Gemini API server (streamGenerateContent with
+// alt=sse), closed when the test ends.
+func NewGemini(tb testing.TB) *Server { return start(tb, llm.APIGoogleGenerativeAI, FlavorOpenAI) }
+
+// NewVertex starts a fake Vertex AI Gemini server, closed when the test
+// ends.
+func NewVertex(tb testing.TB) *Server { return start(tb, llm.APIGoogleVertex, FlavorOpenAI) }
 
 // start starts a server that fails tb on a request it has no answer for.
 func start(tb testing.TB, api string, f Flavor) *Server {
@@ -214,4 +238,18 @@ func Scripted(summary, then Handler, replies ...Reply) Handler {
 		replies = replies[1:]
 		return next
 	}
+}
+
+// Hold makes srv keep every request waiting (its reply, text, comes after
+// an hour) and returns a channel closed when the first request arrives: a
+// test of cancellation waits on it to cancel while a request is in flight,
+// instead of polling [Server.Requests].
+func Hold(srv *Server, text string) <-chan struct{} {
+	arrived := make(chan struct{})
+	var once sync.Once
+	srv.Handle(func(*Request) Reply {
+		once.Do(func() { close(arrived) })
+		return Reply{Parts: []Part{Text(text)}, Delay: time.Hour}
+	})
+	return arrived
 }

@@ -2,7 +2,8 @@ package openai
 
 import (
 	"testing"
-	"unicode/utf8"
+
+	"github.com/prime-agent/prime/llm/internal/streamtest"
 )
 
 // TestParseError reads the error bodies of OpenAI-compatible servers: the
@@ -44,24 +45,15 @@ func TestParseError(t *testing.T) {
 	}
 }
 
-// FuzzParseError: any body reads without panicking into non-negative sizes
-// and, once classified, valid UTF-8.
+// FuzzParseError: any body reads without panicking into an error with
+// non-negative sizes and valid UTF-8 (see streamtest.FuzzParseError).
 func FuzzParseError(f *testing.F) {
-	for _, s := range []string{
+	streamtest.FuzzParseError(f, "openai", ParseError,
 		`{"error":{"code":400,"message":"request (20494 tokens) exceeds the available context size (8192 tokens)","type":"exceed_context_size_error","n_prompt_tokens":20494,"n_ctx":8192}}`,
 		`{"error":{"message":"This model's maximum context length is 128000 tokens. However, your messages resulted in 130541 tokens."}}`,
-		`{"error":"x"}`, `{"message":"y"}`, `plain`, `{"error":{"n_ctx":-5}}`,
-	} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, raw []byte) {
-		r, _ := parseError(raw)
-		e := r.APIError("openai", 400, 0)
-		if e.PromptTokens < 0 || e.ContextTokens < 0 {
-			t.Fatalf("negative sizes %d/%d", e.PromptTokens, e.ContextTokens)
-		}
-		if !utf8.ValidString(e.Message) || !utf8.ValidString(e.Type) {
-			t.Fatalf("invalid UTF-8 kept: %q %q", e.Type, e.Message)
-		}
-	})
+		`{"error":"x"}`,
+		`{"message":"y"}`,
+		`plain`,
+		`{"error":{"n_ctx":-5}}`,
+	)
 }

@@ -28,6 +28,7 @@ package openai
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -36,7 +37,6 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
-	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -45,7 +45,6 @@ import (
 	"github.com/prime-agent/prime/internal/sse"
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/llm/internal/stream"
-	"github.com/prime-agent/prime/llm/retry"
 )
 
 var _ llm.Provider = (*Provider)(nil)
@@ -60,19 +59,8 @@ type Config struct {
 	APIKey llm.Secret
 	// BaseURL is used for models that name none; default DefaultBaseURL.
 	BaseURL string
-	// Headers are sent with every request (a model's own headers win).
-	Headers map[string]string
-	// HTTPClient sends the requests; default http.DefaultClient.
-	HTTPClient *http.Client
-	// Retry is the policy for rate limits, overloads, 5xx and connection
-	// failures before the stream starts; nil means retry.DefaultPolicy.
-	Retry *retry.Policy
-	// Now stamps each turn; default time.Now.
-	Now func() time.Time
-	// IdleTimeout is how long the server may send nothing (before the
-	// response, or mid-stream) before the turn fails as a broken
-	// connection; 0 means five minutes, a negative value no limit.
-	IdleTimeout time.Duration
+	// HTTPOptions are how requests are sent.
+	llm.HTTPOptions
 }
 
 // Provider streams turns from a Chat Completions endpoint. It is safe for
@@ -91,13 +79,7 @@ func (p *Provider) String() string { return "openai-completions provider " + p.c
 func (p *Provider) GoString() string { return p.String() }
 
 func (p *Provider) baseURL(m llm.Model) string {
-	base := m.BaseURL
-	if base == "" {
-		base = p.cfg.BaseURL
-	}
-	if base == "" {
-		base = DefaultBaseURL
-	}
+	base := cmp.Or(m.BaseURL, p.cfg.BaseURL, DefaultBaseURL)
 	return strings.TrimSuffix(base, "/")
 }
 
@@ -108,19 +90,26 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request) iter.Seq[llm.Ev
 	if p.cfg.APIKey.IsSet() {
 		h.Set("Authorization", "Bearer "+p.cfg.APIKey.Reveal())
 	}
-	for k, v := range p.cfg.Headers {
-		h.Set(k, v)
-	}
 	return stream.Run(ctx, req, stream.Call{
-		Client: p.cfg.HTTPClient, Retry: p.cfg.Retry, Now: p.cfg.Now, IdleTimeout: p.cfg.IdleTimeout,
-		URL: base + "/chat/completions", Header: h,
-		Encode: func() ([]byte, error) { return encodeRequest(req, resolveCompat(req.Model, base)) },
-		ParseError: func(raw []byte) stream.ErrorReport {
-			r, _ := parseError(raw)
-			return r
+		HTTPOptions: p.cfg.HTTPOptions,
+		URL:         base + "/chat/completions", Header: h,
+		Encode: func() ([]byte, error) {
+			body, err := encodeRequest(req, resolveCompat(req.Model, base))
+			if err != nil {
+				return nil, err
+			}
+			return req.Model.SamplingBody(body, req.Reasoning)
 		},
-		Read: read,
+		ParseError: ParseError,
+		Read:       read,
 	})
+}
+
+// ParseError reads an OpenAI-style error body (see [parseError]); the
+// Responses API answers its errors in the same shapes.
+func ParseError(raw []byte) stream.ErrorReport {
+	r, _ := parseError(raw)
+	return r
 }
 
 // parseError reads an error body in any of the shapes compatible servers

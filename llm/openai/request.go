@@ -40,8 +40,13 @@ func resolveCompat(m llm.Model, base string) compat {
 	if isOpenAI {
 		c.maxTokensField = "max_completion_tokens"
 	}
-	if strings.HasSuffix(host, "mistral.ai") {
+	switch {
+	case strings.HasSuffix(host, "mistral.ai"):
 		c.toolResultName = true
+	case host == "openrouter.ai":
+		c.thinkingFormat = "openrouter"
+	case strings.HasSuffix(host, "deepseek.com"):
+		c.thinkingFormat = "deepseek"
 	}
 	o := m.Compat
 	if o == nil {
@@ -141,7 +146,13 @@ func encodeRequest(req *llm.Request, c compat) ([]byte, error) {
 	return bytes.TrimSpace(b.Bytes()), nil
 }
 
-// reasoning writes the fields that ask a reasoning model to think.
+// reasoning writes the fields that ask a reasoning model to think. The
+// level is clamped to the model's levels and sent by its mapping
+// ([llm.Model.ThinkingLevelMap]); the formats are pi's: "openai"
+// (reasoning_effort), "openrouter" (a "reasoning" object, off sent as the
+// model's off value or "none" unless the model cannot turn reasoning off),
+// "deepseek" ("thinking" enabled or disabled, plus reasoning_effort), "zai"
+// and "qwen".
 func reasoning(w *jsonwire.ObjectWriter, req *llm.Request, c compat) {
 	m := req.Model
 	if !m.Reasoning {
@@ -149,6 +160,13 @@ func reasoning(w *jsonwire.ObjectWriter, req *llm.Request, c compat) {
 	}
 	level := req.Reasoning
 	on := level != "" && level != llm.ThinkingOff
+	effort := ""
+	if on {
+		level = m.ClampThinking(level)
+		on = level != llm.ThinkingOff
+		effort, _ = m.ThinkingValue(level)
+	}
+	offValue, offMapped := m.ThinkingValue(llm.ThinkingOff)
 	switch c.thinkingFormat {
 	case "zai":
 		if on {
@@ -158,12 +176,27 @@ func reasoning(w *jsonwire.ObjectWriter, req *llm.Request, c compat) {
 		}
 	case "qwen":
 		w.Bool("enable_thinking", on)
+	case "openrouter":
+		switch {
+		case on:
+			w.Value("reasoning", map[string]string{"effort": effort})
+		case !offMapped:
+			w.Raw("reasoning", jsontext.Value(`{"effort":"none"}`))
+		case offValue != "":
+			w.Value("reasoning", map[string]string{"effort": offValue})
+		}
+	case "deepseek":
+		switch {
+		case on:
+			w.Raw("thinking", jsontext.Value(`{"type":"enabled"}`))
+		case !offMapped || offValue != "":
+			w.Raw("thinking", jsontext.Value(`{"type":"disabled"}`))
+		}
+		if on && c.reasoningEffort && effort != "" {
+			w.Str("reasoning_effort", effort)
+		}
 	default:
-		if on && c.reasoningEffort {
-			effort := string(level)
-			if level == llm.ThinkingXHigh && !m.SupportsXHigh {
-				effort = string(llm.ThinkingHigh)
-			}
+		if on && c.reasoningEffort && effort != "" {
 			w.Str("reasoning_effort", effort)
 		}
 	}

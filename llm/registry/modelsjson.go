@@ -2,8 +2,11 @@ package registry
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
+	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -16,7 +19,9 @@ import (
 
 // fileSpec is models.json.
 type fileSpec struct {
+	Schema    string                   `json:"$schema"`
 	Providers map[string]*providerSpec `json:"providers"`
+	Unknown   jsontext.Value           `json:",embed"`
 }
 
 // providerSpec is one provider of models.json; off is where it starts in
@@ -27,10 +32,13 @@ type providerSpec struct {
 	APIKey         string                       `json:"apiKey"`
 	Headers        map[string]string            `json:"headers"`
 	AuthHeader     bool                         `json:"authHeader"`
-	Compat         *llm.OpenAICompat            `json:"compat"`
+	Compat         *compatSpec                  `json:"compat"`
 	Models         []*modelSpec                 `json:"models"`
 	ModelOverrides map[string]*modelOverrideRaw `json:"modelOverrides"`
-	off            int64
+	// Name is pi's display name; Prime shows provider names as they are.
+	Name    string         `json:"name"`
+	Unknown jsontext.Value `json:",embed"`
+	off     int64
 }
 
 // UnmarshalJSONFrom records where the provider starts.
@@ -56,10 +64,25 @@ type modelSpec struct {
 	MaxTokens     *int              `json:"maxTokens"`
 	Cost          *costSpec         `json:"cost"`
 	Headers       map[string]string `json:"headers"`
-	Compat        *llm.OpenAICompat `json:"compat"`
+	Compat        *compatSpec       `json:"compat"`
 	ThinkingStyle string            `json:"thinkingStyle"`
 	SupportsXHigh *bool             `json:"supportsXhigh"`
-	off           int64
+	// ThinkingLevelMap is pi's: the value sent for each level, null for a
+	// level the model does not take.
+	ThinkingLevelMap map[string]*string `json:"thinkingLevelMap"`
+	// SamplingParams and SamplingParamsByThinkingLevel are merged into the
+	// OpenAI APIs' request bodies (llm.Model.SamplingBody).
+	SamplingParams                jsontext.Value            `json:"samplingParams"`
+	SamplingParamsByThinkingLevel map[string]jsontext.Value `json:"samplingParamsByThinkingLevel"`
+	Unknown                       jsontext.Value            `json:",embed"`
+	off                           int64
+}
+
+// compatSpec is a compat block: the fields Prime acts on, and the rest
+// (pi's fields for quirks Prime does not handle), which are reported.
+type compatSpec struct {
+	llm.OpenAICompat `json:",embed"`
+	Unknown          jsontext.Value `json:",embed"`
 }
 
 // UnmarshalJSONFrom records where the model starts.
@@ -77,10 +100,22 @@ func (m *modelSpec) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 type modelOverrideRaw = modelSpec
 
 type costSpec struct {
-	Input      *float64 `json:"input"`
-	Output     *float64 `json:"output"`
-	CacheRead  *float64 `json:"cacheRead"`
-	CacheWrite *float64 `json:"cacheWrite"`
+	Input      *float64       `json:"input"`
+	Output     *float64       `json:"output"`
+	CacheRead  *float64       `json:"cacheRead"`
+	CacheWrite *float64       `json:"cacheWrite"`
+	Unknown    jsontext.Value `json:",embed"`
+}
+
+// piOnlyProviders are the providers built into pi 1.6 (its providers.md
+// and catalog) that Prime does not have: a models.json entry that changes
+// one (a proxy baseUrl, modelOverrides) is pi's, not a mistake.
+var piOnlyProviders = map[string]bool{
+	"amazon-bedrock": true, "ant-ling": true, "baseten": true, "cloudflare-ai-gateway": true, "cloudflare-workers-ai": true,
+	"fireworks": true, "github-copilot": true, "huggingface": true, "kimi-coding": true, "meta": true, "minimax": true,
+	"minimax-cn": true, "moonshotai": true, "moonshotai-cn": true, "nvidia": true, "openai-codex": true, "opencode": true,
+	"opencode-go": true, "radius": true, "together": true, "typesafe": true, "vercel-ai-gateway": true, "xiaomi": true,
+	"xiaomi-token-plan-ams": true, "xiaomi-token-plan-cn": true, "xiaomi-token-plan-sgp": true, "zai": true, "zai-coding-cn": true,
 }
 
 // knownAPIs are the APIs pi's models.json may name.
@@ -100,6 +135,13 @@ func (r *Registry) apply(data []byte) error {
 		line, col := position(data, off)
 		return fmt.Errorf("line %d, column %d: %s", line, col, fmt.Sprintf(format, args...))
 	}
+	note := func(off int64, where string, notes []string) {
+		line, _ := position(data, off)
+		for _, n := range notes {
+			r.warnings = append(r.warnings, fmt.Sprintf("%s line %d: %s%s", r.ModelsPath, line, where, n))
+		}
+	}
+	note(0, "", unusedNotes("", f.Unknown))
 	names := make([]string, 0, len(f.Providers))
 	for name := range f.Providers {
 		names = append(names, name)
@@ -114,16 +156,22 @@ func (r *Registry) apply(data []byte) error {
 			return at(ps.off, "provider name %q must be non-empty and contain no '/'", name)
 		}
 		if ps.API != "" && !knownAPIs[ps.API] {
-			return at(ps.off, "provider %q: unknown api %q (want %s or %s)", name, ps.API, llm.APIAnthropicMessages, llm.APIOpenAICompletions)
+			return at(ps.off, "provider %q: unknown api %q (want one of %s)", name, ps.API, strings.Join(supportedList(), ", "))
 		}
 		p := r.providers[name]
 		builtin := p != nil
+		if !builtin && piOnlyProviders[name] && (ps.BaseURL == "" || ps.API == "" && !allModelsHaveAPI(ps.Models)) {
+			// pi knows this provider's endpoint and API; Prime does not.
+			// The rest of the file still counts.
+			note(ps.off, "", []string{fmt.Sprintf("provider %q is built into pi but not Prime: give it a baseUrl and an api here to use it (its entry is left out)", name)})
+			continue
+		}
 		if !builtin {
 			if ps.BaseURL == "" {
 				return at(ps.off, "provider %q: baseUrl is required for a provider Prime does not know", name)
 			}
 			if ps.API == "" && !allModelsHaveAPI(ps.Models) {
-				return at(ps.off, "provider %q: api is required (%s or %s)", name, llm.APIAnthropicMessages, llm.APIOpenAICompletions)
+				return at(ps.off, "provider %q: api is required (one of %s)", name, strings.Join(supportedList(), ", "))
 			}
 			p = &provider{name: name}
 			r.providers[name] = p
@@ -138,6 +186,11 @@ func (r *Registry) apply(data []byte) error {
 			p.apiKey = ps.APIKey
 		}
 		p.authHeader = p.authHeader || ps.AuthHeader
+		where := fmt.Sprintf("provider %q: ", name)
+		note(ps.off, where, unusedNotes("", ps.Unknown))
+		if ps.Compat != nil {
+			note(ps.off, where, unusedNotes("compat.", ps.Compat.Unknown))
+		}
 		// Provider-level settings reach the built-in models they cover.
 		for i := range r.entries {
 			e := &r.entries[i]
@@ -148,7 +201,9 @@ func (r *Registry) apply(data []byte) error {
 				e.Model.BaseURL = p.baseURL
 			}
 			e.Model.Headers = mergeHeaders(e.Model.Headers, ps.Headers)
+			e.Model.Compat = mergeCompat(e.Model.Compat, ps.Compat)
 			if ov := ps.ModelOverrides[e.Model.ID]; ov != nil {
+				note(ov.off, fmt.Sprintf("provider %q: modelOverrides %q: ", name, e.Model.ID), ov.notes(cmp.Or(ov.API, e.Model.API)))
 				if err := overrideModel(&e.Model, ov); err != nil {
 					return at(ov.off, "provider %q: modelOverrides %q: %v", name, e.Model.ID, err)
 				}
@@ -167,8 +222,9 @@ func (r *Registry) apply(data []byte) error {
 			m := llm.Model{
 				ID: ms.ID, Name: ms.ID, Provider: name, API: p.api, BaseURL: p.baseURL,
 				Input: []string{"text"}, ContextWindow: 128000, MaxTokens: 16384,
-				Headers: mergeHeaders(nil, ps.Headers), Compat: ps.Compat,
+				Headers: mergeHeaders(nil, ps.Headers), Compat: mergeCompat(nil, ps.Compat),
 			}
+			note(ms.off, fmt.Sprintf("provider %q: model %q: ", name, ms.ID), ms.notes(cmp.Or(ms.API, p.api)))
 			if err := overrideModel(&m, ms); err != nil {
 				return at(ms.off, "provider %q: model %q: %v", name, ms.ID, err)
 			}
@@ -244,8 +300,25 @@ func overrideModel(m *llm.Model, ms *modelSpec) error {
 		set(&m.Cost.CacheWrite, c.CacheWrite)
 	}
 	m.Headers = mergeHeaders(m.Headers, ms.Headers)
-	if ms.Compat != nil {
-		m.Compat = ms.Compat
+	m.Compat = mergeCompat(m.Compat, ms.Compat)
+	if ms.ThinkingLevelMap != nil {
+		levels := make(map[llm.ThinkingLevel]*string, len(ms.ThinkingLevelMap)+len(m.ThinkingLevelMap))
+		for k, v := range m.ThinkingLevelMap {
+			levels[k] = v
+		}
+		for k, v := range ms.ThinkingLevelMap {
+			switch l := llm.ThinkingLevel(k); {
+			case k == "max": // pi's level above xhigh; Prime has none (see notes)
+			case slices.Contains(thinkingLevelNames, l):
+				levels[l] = v
+			default:
+				return fmt.Errorf("thinkingLevelMap: %q is not a thinking level (%s)", k, joinLevels())
+			}
+		}
+		m.ThinkingLevelMap = levels
+	}
+	if err := overrideSampling(m, ms); err != nil {
+		return err
 	}
 	switch ms.ThinkingStyle {
 	case "":
@@ -258,6 +331,134 @@ func overrideModel(m *llm.Model, ms *modelSpec) error {
 		m.SupportsXHigh = *ms.SupportsXHigh
 	}
 	return nil
+}
+
+// overrideSampling applies ms's sampling fields to m: samplingParams
+// replaces m's per key, and each level's entry merges per key with m's, as
+// pi's modelOverrides merge them.
+func overrideSampling(m *llm.Model, ms *modelSpec) error {
+	if len(ms.SamplingParams) > 0 && ms.SamplingParams.Kind() != 'n' {
+		if ms.SamplingParams.Kind() != '{' {
+			return errors.New("samplingParams must be an object")
+		}
+		merged, err := mergeJSONObjects(m.SamplingParams, ms.SamplingParams)
+		if err != nil {
+			return fmt.Errorf("samplingParams: %w", err)
+		}
+		m.SamplingParams = merged
+	}
+	if len(ms.SamplingParamsByThinkingLevel) == 0 {
+		return nil
+	}
+	levels := make(map[llm.ThinkingLevel]jsontext.Value, len(ms.SamplingParamsByThinkingLevel)+len(m.SamplingParamsByThinkingLevel))
+	for k, v := range m.SamplingParamsByThinkingLevel {
+		levels[k] = v
+	}
+	for k, v := range ms.SamplingParamsByThinkingLevel {
+		l := llm.ThinkingLevel(k)
+		switch {
+		case k == "max":
+			continue // Prime has no max level; notes() says so
+		case !slices.Contains(thinkingLevelNames, l):
+			return fmt.Errorf("samplingParamsByThinkingLevel: %q is not a thinking level (%s)", k, joinLevels())
+		case v.Kind() != '{':
+			return fmt.Errorf("samplingParamsByThinkingLevel %q must be an object", k)
+		}
+		merged, err := mergeJSONObjects(levels[l], v)
+		if err != nil {
+			return fmt.Errorf("samplingParamsByThinkingLevel %q: %w", k, err)
+		}
+		levels[l] = merged
+	}
+	m.SamplingParamsByThinkingLevel = levels
+	return nil
+}
+
+// mergeJSONObjects returns the object base with over's members merged in.
+func mergeJSONObjects(base, over jsontext.Value) (jsontext.Value, error) {
+	if len(base) == 0 {
+		return bytes.Clone(over), nil
+	}
+	m := llm.Model{SamplingParams: over}
+	return m.SamplingBody(base, llm.ThinkingOff)
+}
+
+// thinkingLevelNames are the levels a thinkingLevelMap may name.
+var thinkingLevelNames = []llm.ThinkingLevel{llm.ThinkingOff, llm.ThinkingMinimal, llm.ThinkingLow, llm.ThinkingMedium, llm.ThinkingHigh, llm.ThinkingXHigh}
+
+func joinLevels() string {
+	names := make([]string, len(thinkingLevelNames))
+	for i, l := range thinkingLevelNames {
+		names[i] = string(l)
+	}
+	return strings.Join(names, ", ")
+}
+
+// notes are the user's notes on the fields of a model entry (served over
+// api) that Prime reads but does not act on.
+func (ms *modelSpec) notes(api string) []string {
+	out := unusedNotes("", ms.Unknown)
+	if ms.Compat != nil {
+		out = append(out, unusedNotes("compat.", ms.Compat.Unknown)...)
+	}
+	if ms.Cost != nil {
+		out = append(out, unusedNotes("cost.", ms.Cost.Unknown)...)
+	}
+	if _, ok := ms.ThinkingLevelMap["max"]; ok {
+		out = append(out, `thinkingLevelMap.max is not used: Prime's highest level is xhigh`)
+	}
+	if _, ok := ms.SamplingParamsByThinkingLevel["max"]; ok {
+		out = append(out, `samplingParamsByThinkingLevel.max is not used: Prime's highest level is xhigh`)
+	}
+	if len(ms.SamplingParams) > 0 || len(ms.SamplingParamsByThinkingLevel) > 0 {
+		switch api {
+		case llm.APIOpenAICompletions, llm.APIOpenAIResponses, llm.APIAzureOpenAIResponses:
+		default:
+			out = append(out, fmt.Sprintf("samplingParams apply only to the OpenAI APIs, not %q (as in pi)", api))
+		}
+	}
+	return out
+}
+
+// unusedNotes names each member of an object of fields Prime does not
+// use (the members a spec's ",embed" field caught).
+func unusedNotes(prefix string, unknown jsontext.Value) []string {
+	if len(unknown) == 0 {
+		return nil
+	}
+	var members map[string]jsontext.Value
+	if err := json.Unmarshal(unknown, &members, jsonwire.ReadOptions); err != nil {
+		return nil
+	}
+	names := make([]string, 0, len(members))
+	for k := range members {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	out := make([]string, len(names))
+	for i, k := range names {
+		out[i] = fmt.Sprintf("%s%s is not used by Prime (it is ignored)", prefix, k)
+	}
+	return out
+}
+
+// mergeCompat returns base with the fields over sets replaced, as pi
+// merges compat blocks: a model's over its provider's, field by field.
+func mergeCompat(base *llm.OpenAICompat, over *compatSpec) *llm.OpenAICompat {
+	if over == nil {
+		return base
+	}
+	var out llm.OpenAICompat
+	if base != nil {
+		out = *base
+	}
+	dst, src := reflect.ValueOf(&out).Elem(), reflect.ValueOf(over.OpenAICompat)
+	for i := range src.NumField() {
+		if f := src.Field(i); !f.IsZero() {
+			dst.Field(i).Set(f)
+		}
+	}
+	return &out
 }
 
 func mergeHeaders(base, over map[string]string) map[string]string {

@@ -20,27 +20,45 @@
 //	  }
 //	}
 //
-// A provider has a baseUrl, an api ("anthropic-messages" or
-// "openai-completions"; pi's other APIs are listed but cannot be called
-// yet), an apiKey, headers, authHeader (also send the key as a bearer
+// A provider has a baseUrl, an api ("anthropic-messages",
+// "openai-completions", "openai-responses", "azure-openai-responses",
+// "google-generative-ai" or "google-vertex"; pi's other APIs, such as
+// "bedrock-converse-stream", are read but cannot be called), an apiKey, headers, authHeader (also send the key as a bearer
 // token), a compat block for OpenAI-compatible servers, models, and
 // modelOverrides (partial changes to built-in models, by id). A model has
-// an id and optionally name, api, reasoning, input, contextWindow (default
-// 128000), maxTokens (default 16384), cost, headers, compat, and Prime's
-// thinkingStyle and supportsXhigh. Naming a built-in provider ("anthropic",
-// "openai") changes its base URL, key or headers, and adds or replaces
-// models by id. Unknown fields are ignored.
+// an id and optionally name, api, baseUrl, reasoning, input, contextWindow
+// (default 128000), maxTokens (default 16384), cost, headers, compat (a
+// model's fields over its provider's, field by field, as pi merges them),
+// thinkingLevelMap (null: a level the model does not take), samplingParams
+// and samplingParamsByThinkingLevel (merged into the OpenAI APIs' request
+// bodies), and Prime's thinkingStyle and supportsXhigh. Naming a built-in
+// provider ("anthropic", "openai") changes its base URL, key, headers or
+// compat, and adds or replaces models by id. pi's other fields
+// (inputLimits, promptCache, cost.tiers, oauth, compat fields for quirks
+// Prime does not handle, …) are read and not used, and [Registry.Warnings]
+// names each one with its line: nothing is ignored in silence.
 //
-// apiKey and header values are resolved as pi resolves them: "!command"
-// runs the command with sh and uses its output; a name in capitals
-// ("MY_API_KEY") is the environment variable of that name; anything else is
-// the literal value. Values are resolved only when a provider is built,
+// apiKey and header values are resolved as pi 1.6 resolves them (see
+// value.go): "!command" runs the command with sh and uses its output;
+// "$NAME" and "${NAME}" are environment variables, also inside text
+// ("Bearer ${TOKEN}"), "$$" and "$!" a literal "$" and "!"; anything else
+// is literal. A bare name in capitals with an underscore ("MY_API_KEY",
+// what pi read before 1.6) is still that variable. Values are resolved only when a
+// provider is built,
 // never stored in an [Entry], and never printed, logged or put in an error.
 //
 // # Keys of the built-in providers
 //
 // anthropic reads ANTHROPIC_API_KEY; openai reads OPENAI_API_KEY, and
-// OPENAI_BASE_URL when set replaces its base URL.
+// OPENAI_BASE_URL when set replaces its base URL; google reads
+// GEMINI_API_KEY or GOOGLE_API_KEY; google-vertex an OAuth access token
+// from GOOGLE_CLOUD_ACCESS_TOKEN, with GOOGLE_CLOUD_PROJECT (or
+// GCLOUD_PROJECT) and GOOGLE_CLOUD_LOCATION; azure reads
+// AZURE_OPENAI_API_KEY, AZURE_OPENAI_BASE_URL or AZURE_OPENAI_RESOURCE_NAME,
+// AZURE_OPENAI_API_VERSION and AZURE_OPENAI_DEPLOYMENT_NAME_MAP; xai,
+// groq, deepseek, cerebras, mistral and openrouter read
+// XAI_API_KEY, GROQ_API_KEY and so on (see builtinProviders).
+// A key stored in auth.json (see [SaveAPIKey]) comes first, as in pi.
 package registry
 
 import (
@@ -52,14 +70,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/prime-agent/prime/internal/agentdir"
 	"github.com/prime-agent/prime/llm"
-	"github.com/prime-agent/prime/llm/anthropic"
-	"github.com/prime-agent/prime/llm/openai"
 	"github.com/prime-agent/prime/llm/retry"
 )
 
@@ -111,32 +127,26 @@ type Options struct {
 	HTTPClient *http.Client
 	// Retry is given to the providers; nil means retry.DefaultPolicy.
 	Retry *retry.Policy
+	// Stream bounds every request the providers send that sets no bounds
+	// of its own (see [llm.StreamBounds]).
+	Stream llm.StreamBounds
 }
 
-// DefaultAgentDir returns $PRIME_CODING_AGENT_DIR, or ~/.prime/agent.
+// DefaultAgentDir returns $PRIME_CODING_AGENT_DIR (a leading ~ is the
+// home directory), or ~/.prime/agent.
 func DefaultAgentDir(getenv func(string) string) (string, error) {
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	if d := getenv("PRIME_CODING_AGENT_DIR"); d != "" {
-		return d, nil
-	}
-	home := getenv("HOME")
-	if home == "" {
-		var err error
-		if home, err = os.UserHomeDir(); err != nil {
-			return "", fmt.Errorf("registry: cannot find the agent directory: %w", err)
-		}
-	}
-	return filepath.Join(home, ".prime", "agent"), nil
+	return agentdir.Find(getenv)
 }
 
 // provider is one configured provider.
 type provider struct {
-	name       string
-	api        string
-	baseURL    string
-	apiKey     string // a value spec: literal, NAME or !command
+	name    string
+	api     string
+	baseURL string
+	apiKey  string // a value spec (value.go): literal, $NAME or !command
+	// altKeys are further environment variables read, in order, when the
+	// variable apiKey names is empty (Gemini's GOOGLE_API_KEY).
+	altKeys    []string
 	authHeader bool
 }
 
@@ -147,9 +157,21 @@ type Registry struct {
 	getenv    func(string) string
 	client    *http.Client
 	retry     *retry.Policy
+	stream    llm.StreamBounds
 	// ModelsPath is the models.json read (or looked for).
 	ModelsPath string
+	// AuthPath is the auth.json read (or looked for); auth its API keys
+	// by provider (auth.go).
+	AuthPath string
+	auth     map[string]string
+	// warnings are models.json's fields read but not used.
+	warnings []string
 }
+
+// Warnings are the user's notes on models.json: each field Prime reads but
+// does not act on (pi's fields for things Prime does not do), by line, so
+// that nothing in the file is ignored in silence.
+func (r *Registry) Warnings() []string { return slices.Clone(r.warnings) }
 
 // Load builds the registry: built-in models, then models.json if present.
 // A malformed models.json is an error naming the file, line and column; a
@@ -171,16 +193,17 @@ func Load(opts Options) (*Registry, error) {
 		getenv:     getenv,
 		client:     opts.HTTPClient,
 		retry:      opts.Retry,
+		stream:     opts.Stream,
 		ModelsPath: filepath.Join(dir, "models.json"),
+		AuthPath:   filepath.Join(dir, "auth.json"),
 	}
 	openaiBase := "https://api.openai.com/v1"
 	if v := getenv("OPENAI_BASE_URL"); v != "" {
 		openaiBase = strings.TrimSuffix(v, "/")
 	}
-	r.providers[llm.ProviderAnthropic] = &provider{name: llm.ProviderAnthropic, api: llm.APIAnthropicMessages,
-		baseURL: anthropic.DefaultBaseURL, apiKey: "ANTHROPIC_API_KEY"}
-	r.providers[llm.ProviderOpenAI] = &provider{name: llm.ProviderOpenAI, api: llm.APIOpenAICompletions,
-		baseURL: openaiBase, apiKey: "OPENAI_API_KEY"}
+	for _, p := range builtinProviders(getenv, openaiBase) {
+		r.providers[p.name] = p
+	}
 	for _, m := range llm.BuiltinModels() {
 		if m.Provider == llm.ProviderOpenAI {
 			m.BaseURL = openaiBase
@@ -191,43 +214,80 @@ func Load(opts Options) (*Registry, error) {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
-		return nil, fmt.Errorf("registry: %w", err)
+		return nil, err
 	default:
 		if err := r.apply(data); err != nil {
 			return nil, fmt.Errorf("%s: %w", r.ModelsPath, err)
 		}
 	}
+	if r.auth, err = readAuth(r.AuthPath); err != nil {
+		return nil, err
+	}
 	for i := range r.entries {
 		e := &r.entries[i]
 		p := r.providers[e.Model.Provider]
 		e.Key, e.HasKey = r.keyStatus(p)
-		e.Supported = e.Model.API == llm.APIAnthropicMessages || e.Model.API == llm.APIOpenAICompletions
+		e.Supported = supportedAPIs[e.Model.API]
+	}
+	rank := func(provider string) int {
+		if i := slices.Index(llm.ProviderOrder, provider); i >= 0 {
+			return i
+		}
+		return len(llm.ProviderOrder)
 	}
 	slices.SortStableFunc(r.entries, func(a, b Entry) int {
+		if c := rank(a.Model.Provider) - rank(b.Model.Provider); c != 0 {
+			return c
+		}
 		if c := strings.Compare(a.Model.Provider, b.Model.Provider); c != 0 {
 			return c
 		}
-		return 0 // keep each provider's own order (built-ins newest first)
+		return 0 // keep each provider's own order (its default first)
 	})
 	return r, nil
 }
 
-// envName matches a value that names an environment variable.
-var envName = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*$`)
-
 // keyStatus describes where p's key comes from and whether it is there.
 func (r *Registry) keyStatus(p *provider) (string, bool) {
+	if p != nil && r.auth[p.name] != "" {
+		return SourceAuthJSON, true
+	}
 	if p == nil || p.apiKey == "" {
 		return "", false
 	}
-	switch v := p.apiKey; {
-	case strings.HasPrefix(v, "!"):
+	v := p.apiKey
+	if strings.HasPrefix(v, "!") {
 		return "command", true
-	case envName.MatchString(v):
-		return "$" + v, r.getenv(v) != ""
-	default:
-		return SourceModelsJSON, true
 	}
+	if name := onlyVar(v); name != "" {
+		if r.getenv(name) == "" {
+			for _, alt := range p.altKeys {
+				if r.getenv(alt) != "" {
+					return "$" + alt, true
+				}
+			}
+		}
+		return "$" + name, r.getenv(name) != ""
+	}
+	for _, name := range valueVars(v) {
+		if r.getenv(name) == "" {
+			return "$" + name, false
+		}
+	}
+	return SourceModelsJSON, true
+}
+
+// KeyVariables are the environment variables providers read their keys
+// from (ANTHROPIC_API_KEY, models.json's "apiKey": "$MY_KEY"), so that
+// the tools' commands can be kept from inheriting them.
+func (r *Registry) KeyVariables() []string {
+	var names []string
+	for _, p := range r.providers {
+		names = append(names, valueVars(p.apiKey)...)
+		names = append(names, p.altKeys...)
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
 }
 
 // resolve turns a value spec into its value.
@@ -243,10 +303,8 @@ func (r *Registry) resolve(ctx context.Context, what, spec string) (string, erro
 			return "", fmt.Errorf("%s: its command failed: %v", what, exitStatus(err))
 		}
 		return strings.TrimSpace(string(out)), nil
-	case envName.MatchString(spec):
-		return r.getenv(spec), nil
 	default:
-		return spec, nil
+		return expandValue(what, spec, r.getenv)
 	}
 }
 
@@ -258,18 +316,27 @@ func exitStatus(err error) error {
 	return err
 }
 
-// Models returns every known model, grouped by provider.
+// Models returns every known model, grouped by provider: the built-in
+// providers in [llm.ProviderOrder], then the others by name; each
+// provider's default model first.
 func (r *Registry) Models() []Entry { return slices.Clone(r.entries) }
 
 // Find looks a model up by "provider/id", or by id alone when only one
-// provider has it.
+// provider has it (an id that begins with a provider's name and a slash,
+// as OpenRouter's do, is found by id only when that provider does not
+// exist).
 func (r *Registry) Find(ref string) (Entry, error) {
 	var matches []Entry
+	// "openai/gpt-x" names OpenAI's model even where OpenRouter has a model
+	// whose id is "openai/gpt-x": a ref that starts with a known provider is
+	// looked up only as provider/id.
+	prefix, _, _ := strings.Cut(ref, "/")
+	_, providerRef := r.providers[prefix]
 	for _, e := range r.entries {
 		if e.Ref() == ref {
 			return e, nil
 		}
-		if e.Model.ID == ref {
+		if e.Model.ID == ref && !providerRef {
 			matches = append(matches, e)
 		}
 	}
@@ -277,13 +344,13 @@ func (r *Registry) Find(ref string) (Entry, error) {
 	case 1:
 		return matches[0], nil
 	case 0:
-		return Entry{}, fmt.Errorf("registry: %w %q (run 'prime models' for the list)", ErrUnknownModel, ref)
+		return Entry{}, fmt.Errorf("%w %q (run 'prime models' for the list)", ErrUnknownModel, ref)
 	default:
 		refs := make([]string, len(matches))
 		for i, m := range matches {
 			refs[i] = m.Ref()
 		}
-		return Entry{}, fmt.Errorf("registry: model %q is ambiguous: %s", ref, strings.Join(refs, ", "))
+		return Entry{}, fmt.Errorf("model %q is ambiguous: %s", ref, strings.Join(refs, ", "))
 	}
 }
 
@@ -294,27 +361,54 @@ func (r *Registry) Resolve(ctx context.Context, ref string) (llm.Provider, llm.M
 	if err != nil {
 		return nil, llm.Model{}, err
 	}
-	return r.ProviderFor(ctx, e.Model)
+	p, m, err := r.ProviderFor(ctx, e.Model)
+	if err != nil {
+		return nil, llm.Model{}, fmt.Errorf("%s: %w", e.Ref(), err)
+	}
+	return p, m, nil
 }
 
 // ProviderFor builds a provider for model m (which need not come from the
-// registry: its provider's key and headers are looked up by name).
+// registry: its provider's key and headers are looked up by name). Its
+// requests carry the registry's stream bounds. Its errors do not name
+// the model: the caller says which it asked for.
 func (r *Registry) ProviderFor(ctx context.Context, m llm.Model) (llm.Provider, llm.Model, error) {
+	p, resolved, err := r.providerFor(ctx, m)
+	if err != nil || r.stream == (llm.StreamBounds{}) {
+		return p, resolved, err
+	}
+	return llm.Bounded(p, r.stream), resolved, nil
+}
+
+func (r *Registry) providerFor(ctx context.Context, m llm.Model) (llm.Provider, llm.Model, error) {
 	p := r.providers[m.Provider]
 	if p == nil {
 		p = &provider{name: m.Provider, api: m.API, baseURL: m.BaseURL}
 	}
-	ref := m.Provider + "/" + m.ID
 	var key string
-	if p.apiKey != "" {
-		v, err := r.resolve(ctx, "provider "+p.name+" apiKey", p.apiKey)
+	if spec, ok := r.auth[p.name]; ok {
+		v, err := r.resolveStored(ctx, spec)
 		if err != nil {
-			return nil, llm.Model{}, fmt.Errorf("registry: %s: %w", ref, err)
+			return nil, llm.Model{}, err
 		}
 		key = v
-		if key == "" && envName.MatchString(p.apiKey) {
-			return nil, llm.Model{}, fmt.Errorf("registry: %s: %w: set %s", ref, ErrNoKey, p.apiKey)
+	} else if p.apiKey != "" {
+		v, err := r.resolve(ctx, "provider "+p.name+" apiKey", p.apiKey)
+		if only := onlyVar(p.apiKey); only != "" && (v == "" || errors.As(err, new(*MissingVarsError))) {
+			for _, alt := range p.altKeys {
+				if v = r.getenv(alt); v != "" {
+					err = nil
+					break
+				}
+			}
+			if v == "" {
+				return nil, llm.Model{}, fmt.Errorf("%w: set %s", ErrNoKey, strings.Join(append([]string{only}, p.altKeys...), " or "))
+			}
 		}
+		if err != nil {
+			return nil, llm.Model{}, err
+		}
+		key = v
 	}
 	headers := map[string]string{}
 	resolved := m
@@ -322,7 +416,7 @@ func (r *Registry) ProviderFor(ctx context.Context, m llm.Model) (llm.Provider, 
 	for k, spec := range m.Headers {
 		v, err := r.resolve(ctx, "header "+k, spec)
 		if err != nil {
-			return nil, llm.Model{}, fmt.Errorf("registry: %s: %w", ref, err)
+			return nil, llm.Model{}, err
 		}
 		resolved.Headers[k] = v
 	}
@@ -332,15 +426,11 @@ func (r *Registry) ProviderFor(ctx context.Context, m llm.Model) (llm.Provider, 
 	if len(resolved.Headers) == 0 {
 		resolved.Headers = nil
 	}
-	switch m.API {
-	case llm.APIAnthropicMessages:
-		return anthropic.New(anthropic.Config{APIKey: llm.Secret(key), BaseURL: p.baseURL, Headers: headers,
-			HTTPClient: r.client, Retry: r.retry}), resolved, nil
-	case llm.APIOpenAICompletions:
-		return openai.New(openai.Config{APIKey: llm.Secret(key), BaseURL: p.baseURL, Headers: headers,
-			HTTPClient: r.client, Retry: r.retry}), resolved, nil
-	default:
-		return nil, llm.Model{}, fmt.Errorf("registry: %s: %w %q (Prime speaks %s and %s)", ref, ErrUnsupportedAPI, m.API,
-			llm.APIAnthropicMessages, llm.APIOpenAICompletions)
+	if !supportedAPIs[m.API] {
+		return nil, llm.Model{}, fmt.Errorf("%w %q (Prime speaks %s)", ErrUnsupportedAPI, m.API, strings.Join(supportedList(), ", "))
 	}
+	if m.API == llm.APIAzureOpenAIResponses && m.BaseURL == "" && p.baseURL == "" {
+		return nil, llm.Model{}, errors.New("no Azure OpenAI endpoint: set AZURE_OPENAI_BASE_URL or AZURE_OPENAI_RESOURCE_NAME, or the provider's baseUrl in models.json")
+	}
+	return r.build(m, p, key, headers), resolved, nil
 }

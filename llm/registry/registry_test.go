@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -56,7 +57,9 @@ func TestBuiltins(t *testing.T) {
 	}
 	for _, e := range r.Models() {
 		m := e.Model
-		if m.ContextWindow <= 0 || m.MaxTokens <= 0 || m.Cost.Input <= 0 || m.Cost.Output <= 0 || len(m.Input) == 0 || !e.Supported {
+		// A free model (Gemma, Mistral's labs models) is free both ways.
+		priced := m.Cost.Input > 0 && m.Cost.Output > 0 || m.Cost == (llm.ModelCost{})
+		if m.ContextWindow <= 0 || m.MaxTokens <= 0 || !priced || len(m.Input) == 0 || !e.Supported {
 			t.Errorf("incomplete built-in %s: %+v", e.Ref(), m)
 		}
 	}
@@ -114,6 +117,11 @@ const piModelsJSON = `{
       "baseUrl": "https://api.example.com/v1",
       "api": "openai-responses",
       "models": [{"id": "r1"}]
+    },
+    "bedrock": {
+      "baseUrl": "https://bedrock.example.com",
+      "api": "bedrock-converse-stream",
+      "models": [{"id": "b1"}]
     }
   }
 }`
@@ -154,10 +162,16 @@ func TestPiModelsJSON(t *testing.T) {
 	if or.HasKey || or.Key != "$OPENROUTER_API_KEY" || !strings.Contains(string(or.Model.Compat.OpenRouterRouting), `"anthropic"`) {
 		t.Errorf("openrouter: %+v", or)
 	}
-	if e := get("responses-only/r1"); e.Supported {
-		t.Error("openai-responses model marked supported")
+	if e := get("responses-only/r1"); !e.Supported {
+		t.Error("openai-responses model marked unsupported")
 	}
-	if _, _, err := r.Resolve(t.Context(), "responses-only/r1"); !errors.Is(err, registry.ErrUnsupportedAPI) {
+	if p, m, err := r.Resolve(t.Context(), "responses-only/r1"); err != nil || p == nil || m.API != llm.APIOpenAIResponses {
+		t.Errorf("openai-responses: %v, %v", p, err)
+	}
+	if e := get("bedrock/b1"); e.Supported {
+		t.Error("bedrock-converse-stream model marked supported")
+	}
+	if _, _, err := r.Resolve(t.Context(), "bedrock/b1"); !errors.Is(err, registry.ErrUnsupportedAPI) {
 		t.Errorf("err = %v", err)
 	}
 	if _, _, err := r.Resolve(t.Context(), "openrouter/anthropic/claude-sonnet-5"); !errors.Is(err, registry.ErrNoKey) ||
@@ -270,5 +284,68 @@ func TestKeysNeverShown(t *testing.T) {
 		if strings.Contains(s, secret) {
 			t.Errorf("key shown in %q", s)
 		}
+	}
+}
+
+// TestPi16ValueForms: a models.json written as pi 1.6's docs show it
+// ("$NAME", "${NAME}" inside a header, "$$", a dummy "EMPTY" key for
+// vLLM) sends what pi sends; an unset variable is an error naming it, and
+// the entry says the key is missing before any request.
+func TestPi16ValueForms(t *testing.T) {
+	srv := llmtest.NewOpenAI(t, llmtest.FlavorVLLM)
+	vllm := llmtest.NewOpenAI(t, llmtest.FlavorVLLM)
+	models := fmt.Sprintf(`{
+  "$schema": "https://pi.dev/schemas/models.schema.json",
+  "providers": {
+    "proxy": {"baseUrl": %q, "api": "openai-completions", "apiKey": "$PROXY_KEY",
+              "headers": {"x-tenant": "team-${TENANT}", "x-price": "$$5", "x-bang": "$!x"}, "models": [{"id": "m"}]},
+    "vllm": {"baseUrl": %q, "api": "openai-completions", "apiKey": "EMPTY", "models": [{"id": "served"}]},
+    "unset": {"baseUrl": "http://127.0.0.1:1/v1", "api": "openai-completions", "apiKey": "${UNSET_KEY}", "models": [{"id": "u"}]},
+    "unsethdr": {"baseUrl": "http://127.0.0.1:1/v1", "api": "openai-completions", "apiKey": "k",
+                 "headers": {"x-org": "$UNSET_ORG"}, "models": [{"id": "h"}]}
+  }
+}`, srv.URL()+"/v1", vllm.URL()+"/v1")
+	r, err := load(t, models, env{"PROXY_KEY": "sk-proxy", "TENANT": "7"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hi := &llm.Request{Messages: []llm.Message{&llm.UserMessage{Content: []llm.Content{llm.Text{Text: "hi"}}}}}
+	call := func(ref string) error {
+		p, m, err := r.Resolve(t.Context(), ref)
+		if err != nil {
+			return err
+		}
+		req := *hi
+		req.Model = m
+		_, err = llm.Complete(t.Context(), p, &req)
+		return err
+	}
+	srv.Reply(llmtest.Text("ok"))
+	if err := call("proxy/m"); err != nil {
+		t.Fatal(err)
+	}
+	h := srv.LastRequest().Header
+	if h.Get("Authorization") != "Bearer sk-proxy" || h.Get("X-Tenant") != "team-7" || h.Get("X-Price") != "$5" || h.Get("X-Bang") != "!x" {
+		t.Errorf("headers %v", h)
+	}
+	vllm.Reply(llmtest.Text("ok"))
+	if err := call("vllm/served"); err != nil {
+		t.Fatal(err)
+	}
+	if got := vllm.LastRequest().Header.Get("Authorization"); got != "Bearer EMPTY" {
+		t.Errorf("vLLM key: Authorization %q", got)
+	}
+	e, _ := r.Find("unset/u")
+	if e.HasKey || e.Key != "$UNSET_KEY" {
+		t.Errorf("unset entry %+v", e)
+	}
+	if err := call("unset/u"); !errors.Is(err, registry.ErrNoKey) || !strings.Contains(err.Error(), "UNSET_KEY") {
+		t.Errorf("unset key: %v", err)
+	}
+	if err := call("unsethdr/h"); err == nil || !strings.Contains(err.Error(), "x-org") || !strings.Contains(err.Error(), "UNSET_ORG") {
+		t.Errorf("unset header variable: %v", err)
+	}
+	if got := r.KeyVariables(); !slices.Contains(got, "PROXY_KEY") || !slices.Contains(got, "UNSET_KEY") || slices.Contains(got, "EMPTY") {
+		t.Errorf("KeyVariables %v", got)
 	}
 }

@@ -309,9 +309,52 @@ func (g *gen) round(ph phase) bool {
 		}
 	}
 	c := &g.conv
+	intro, calls := g.roundCalls(ph)
+	for i := range calls {
+		if g.chance(g.o.HugeRate) {
+			calls[i] = g.hugeCall()
+		}
+	}
+	m := g.newAssistant()
+	g.addThinking(m, 2+g.rng.IntN(6))
+	m.Content = append(m.Content, llm.Text{Text: g.say(intro, 1)})
+	for _, u := range calls {
+		m.Content = append(m.Content, u.call)
+	}
+	g.finishAssistant(m)
+	if !g.emitMessage(m) {
+		return false
+	}
+	last := nothing
+	for _, u := range calls {
+		g.tick(30)
+		u.result.Timestamp = g.ms()
+		if !g.emitMessage(u.result) {
+			return false
+		}
+		last = max(last, u.outcome)
+	}
+	if last != nothing {
+		c.last = last
+	}
+	if last == testFailed {
+		c.open = true
+	}
+	if ph == commit {
+		c.committed = true
+		if i := slices.Index(c.done, c.task); i >= 0 {
+			c.done = slices.Delete(c.done, i, i+1) // done again: move it last
+		}
+		c.done = append(c.done, c.task)
+	}
+	return true
+}
+
+// roundCalls chooses what the assistant says and the tools it calls in a round
+// of phase ph, from the current task and how the last round ended.
+func (g *gen) roundCalls(ph phase) (intro []string, calls []toolUse) {
+	c := &g.conv
 	t := c.current()
-	var calls []toolUse
-	var intro []string
 	switch ph {
 	case investigate:
 		intro = introLines
@@ -365,44 +408,7 @@ func (g *gen) round(ph phase) bool {
 		u.outcome = committed
 		calls = append(calls, u)
 	}
-	for i := range calls {
-		if g.chance(g.o.HugeRate) {
-			calls[i] = g.hugeCall()
-		}
-	}
-	m := g.newAssistant()
-	g.addThinking(m, 2+g.rng.IntN(6))
-	m.Content = append(m.Content, llm.Text{Text: g.say(intro, 1)})
-	for _, u := range calls {
-		m.Content = append(m.Content, u.call)
-	}
-	g.finishAssistant(m)
-	if !g.emitMessage(m) {
-		return false
-	}
-	last := nothing
-	for _, u := range calls {
-		g.tick(30)
-		u.result.Timestamp = g.ms()
-		if !g.emitMessage(u.result) {
-			return false
-		}
-		last = max(last, u.outcome)
-	}
-	if last != nothing {
-		c.last = last
-	}
-	if last == testFailed {
-		c.open = true
-	}
-	if ph == commit {
-		c.committed = true
-		if i := slices.Index(c.done, c.task); i >= 0 {
-			c.done = slices.Delete(c.done, i, i+1) // done again: move it last
-		}
-		c.done = append(c.done, c.task)
-	}
-	return true
+	return intro, calls
 }
 
 // finalAnswer closes the turn with a message that says where the work
@@ -497,7 +503,7 @@ func commitMessage(t task) string {
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // compactionSummary is the summary a model would have written at this
-// point, in the spec's format, with pi's file lists.
+// point, in the summary format, with pi's file lists.
 func (g *gen) compactionSummary() string {
 	c := &g.conv
 	t := c.current()

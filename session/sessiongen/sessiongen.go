@@ -95,7 +95,7 @@ type Options struct {
 	SizeScale float64
 	// TrailingHugeResults, when positive, ends the session with an
 	// assistant message calling that many tools whose results are each
-	// larger than KeepRecentTokens (pi 1.6's case C7b).
+	// larger than KeepRecentTokens (a case pi 1.6 cuts specially).
 	TrailingHugeResults int
 	// Pi16 writes the session as pi 1.6 does: the model and thinking level
 	// first, then a system message (content "", the prompt's sections,

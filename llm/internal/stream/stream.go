@@ -8,8 +8,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prime-agent/prime/llm"
 )
@@ -28,6 +30,80 @@ type Builder struct {
 	started bool
 	done    bool
 	open    map[int]*block
+	// limit bounds the reply's bytes (0: none); full is set once a delta
+	// went over it, after which nothing more is taken.
+	limit, size int64
+	full        bool
+	// progress, when set, is told each time the reply grows.
+	progress func()
+}
+
+// ReplyLimitFactor is how many times the requested output limit a reply
+// may grow to before it is cut: a server that ignores max_tokens is
+// stopped, a reply that merely tokenizes worse than expected is not.
+const ReplyLimitFactor = 4
+
+// bytesPerToken is what ReplyLimit counts a token as: generous for code and
+// prose, enough for text whose characters take three bytes and one token.
+const bytesPerToken = 4
+
+// MaxReplyBytes is the most a reply may hold, whatever the output limit
+// says (64 MiB: thousands of times a real reply).
+const MaxReplyBytes = 64 << 20
+
+// defaultOutputTokens is the output limit assumed when neither the request
+// nor the model names one.
+const defaultOutputTokens = 32000
+
+// ReplyLimit is how many bytes of text, thinking and tool arguments a
+// reply to req may hold: [ReplyLimitFactor] times the requested output
+// limit (the model's own when the request names none), at 4 bytes a token,
+// and at most [MaxReplyBytes].
+func ReplyLimit(req *llm.Request) int64 {
+	tokens := req.MaxTokens
+	if tokens <= 0 {
+		tokens = req.Model.MaxTokens
+	}
+	if tokens <= 0 {
+		tokens = defaultOutputTokens
+	}
+	return min(int64(tokens)*ReplyLimitFactor*bytesPerToken, MaxReplyBytes)
+}
+
+// take counts n more bytes of reply and reports whether they fit; the
+// first time they do not, the reply is full.
+func (b *Builder) take(n int) bool {
+	if b.full {
+		return false
+	}
+	if b.limit > 0 && b.size+int64(n) > b.limit {
+		b.full = true
+		return false
+	}
+	b.size += int64(n)
+	if b.progress != nil {
+		b.progress()
+	}
+	return true
+}
+
+// room is how many more bytes the reply may take.
+func (b *Builder) room() int {
+	if b.limit <= 0 {
+		return math.MaxInt
+	}
+	return int(max(b.limit-b.size, 0))
+}
+
+// cut shortens s to at most n bytes, at a character boundary.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // block is an open content block: deltas go to a buffer, not to a string,
@@ -67,6 +143,9 @@ func (b *Builder) emit(ev llm.Event) bool {
 	if b.stopped {
 		return false
 	}
+	if b.progress != nil {
+		b.progress()
+	}
 	if !b.yield(ev) {
 		b.stopped = true
 		return false
@@ -96,7 +175,7 @@ func (b *Builder) SetUsage(u llm.Usage) { b.msg.Usage = u }
 func (b *Builder) Usage() llm.Usage { return b.msg.Usage }
 
 func (b *Builder) begin(kind string, startType llm.EventType, blk *block) (int, bool) {
-	if !b.Start() {
+	if b.full || !b.Start() {
 		return -1, false
 	}
 	idx := len(b.msg.Content)
@@ -134,11 +213,28 @@ func (b *Builder) StartToolCall(id, name string) (int, bool) {
 }
 
 // Append adds delta to open block idx: text, thinking or tool arguments.
+// A delta that would take the reply past its limit is cut to fit, and
+// Append returns false: the provider stops reading, and the turn ends with
+// stop reason length.
 func (b *Builder) Append(idx int, delta string) bool {
 	blk := b.open[idx]
 	if blk == nil || delta == "" {
-		return !b.stopped
+		return !b.stopped && !b.full
 	}
+	if b.full {
+		return false
+	}
+	if !b.take(len(delta)) {
+		if delta = cut(delta, b.room()); delta != "" {
+			b.size += int64(len(delta))
+			b.appendTo(blk, idx, delta)
+		}
+		return false
+	}
+	return b.appendTo(blk, idx, delta)
+}
+
+func (b *Builder) appendTo(blk *block, idx int, delta string) bool {
 	switch blk.kind {
 	case llm.ContentText:
 		blk.text.WriteString(delta)
@@ -153,9 +249,9 @@ func (b *Builder) Append(idx int, delta string) bool {
 }
 
 // AppendSignature adds to the signature of open block idx (a thinking
-// block's signature, or a text block's).
+// block's signature, a text block's, or a tool call's thoughtSignature).
 func (b *Builder) AppendSignature(idx int, sig string) {
-	if blk := b.open[idx]; blk != nil {
+	if blk := b.open[idx]; blk != nil && b.take(len(sig)) {
 		blk.sig.WriteString(sig)
 	}
 }
@@ -163,7 +259,7 @@ func (b *Builder) AppendSignature(idx int, sig string) {
 // SetRedacted marks open thinking block idx as redacted, with its encrypted
 // payload.
 func (b *Builder) SetRedacted(idx int, data string) {
-	if blk := b.open[idx]; blk != nil {
+	if blk := b.open[idx]; blk != nil && b.take(len(data)) {
 		blk.redacted = true
 		blk.sig.Reset()
 		blk.sig.WriteString(data)
@@ -188,7 +284,7 @@ func (b *Builder) SetToolCall(idx int, id, name string) {
 // AppendToolName adds a fragment to the name of open tool call idx, for
 // servers that stream names in pieces.
 func (b *Builder) AppendToolName(idx int, frag string) {
-	if blk := b.open[idx]; blk != nil {
+	if blk := b.open[idx]; blk != nil && b.take(len(frag)) {
 		blk.name += frag
 	}
 }
@@ -234,7 +330,7 @@ func (b *Builder) End(idx int) bool {
 // SetToolArgs replaces the arguments of open tool call idx (for a call whose
 // input arrived whole).
 func (b *Builder) SetToolArgs(idx int, raw []byte) {
-	if blk := b.open[idx]; blk != nil && blk.args.Len() == 0 {
+	if blk := b.open[idx]; blk != nil && blk.args.Len() == 0 && b.take(len(raw)) {
 		blk.args.Write(raw)
 	}
 }
@@ -250,7 +346,7 @@ func (blk *block) content() llm.Content {
 		if err != nil {
 			args = llm.Arguments{}
 		}
-		return llm.ToolCall{ID: blk.id, Name: blk.name, Arguments: args}
+		return llm.ToolCall{ID: blk.id, Name: blk.name, Arguments: args, ThoughtSignature: blk.sig.String()}
 	}
 }
 
@@ -284,6 +380,9 @@ func (b *Builder) Finish(reason llm.StopReason) {
 		return
 	}
 	b.done = true
+	if b.full {
+		reason = llm.StopReasonLength
+	}
 	b.msg.StopReason = reason
 	b.price()
 	b.emit(llm.Event{Type: llm.EventDone, Message: b.msg})
@@ -329,5 +428,35 @@ func ConnectionError(provider string, err error) error {
 	if errors.As(err, &apiErr) {
 		return err
 	}
-	return &llm.APIError{Provider: provider, Message: err.Error(), Kind: llm.ErrConnection}
+	return llm.NewConnectionError(provider, err)
+}
+
+// Replace sets the whole text (or a tool call's arguments) of open block
+// idx, for streams whose closing event restates a block in full: what the
+// closing event says wins over the deltas.
+func (b *Builder) Replace(idx int, s string) {
+	blk := b.open[idx]
+	if blk == nil {
+		return
+	}
+	if blk.kind == llm.ContentToolCall {
+		blk.args.Reset()
+		blk.args.WriteString(s)
+		return
+	}
+	blk.text.Reset()
+	blk.text.WriteString(s)
+}
+
+// Text returns the text so far of open block idx (its arguments for a tool
+// call).
+func (b *Builder) Text(idx int) string {
+	blk := b.open[idx]
+	switch {
+	case blk == nil:
+		return ""
+	case blk.kind == llm.ContentToolCall:
+		return blk.args.String()
+	}
+	return blk.text.String()
 }

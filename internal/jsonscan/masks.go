@@ -1,0 +1,118 @@
+package jsonscan
+
+import (
+	"encoding/binary"
+	"math/bits"
+)
+
+// Masks describes 64 bytes of JSON text, one bit a byte (bit k for the
+// byte at offset k), so that a reader finds where a string ends with one
+// bit search instead of a branch per byte, per word or per escape.
+type Masks struct {
+	// Quote marks the quotes no backslash escapes, Escaped the
+	// characters an escaping backslash precedes (the 'u' of \u, not its
+	// digits), Control the bytes below 0x20.
+	Quote, Escaped, Control uint64
+}
+
+// Scanner computes the Masks of a text 64 bytes at a time, from one
+// offset on and in order: whether a run of backslashes escapes the byte
+// after it depends on the bytes before, which the scanner carries from
+// one chunk to the next. A text read from an offset where no backslash
+// run is pending (the start of a JSON value, or after one) reads as it
+// would from its beginning.
+type Scanner struct {
+	// pending is 1 when the last chunk ended with a backslash that
+	// escapes the first byte of the next.
+	pending uint64
+	// raw holds the quote, backslash and control masks of n chunks,
+	// classified together so that a call does 512 bytes; the next
+	// chunk's are at 3k.
+	raw  [3 * batch]uint64
+	k, n int
+}
+
+// batch is how many chunks are classified at once.
+const batch = 8
+
+// Next returns the masks of b[at:at+64]; bytes past the end of b count
+// as plain (neither quote, backslash nor control). Calls must come with
+// at increasing by 64 each time.
+func (s *Scanner) Next(b []byte, at int) Masks {
+	if s.k >= s.n {
+		s.fill(b, at)
+	}
+	r := s.raw[3*s.k : 3*s.k+3]
+	s.k++
+	esc := s.escaped(r[1])
+	return Masks{Quote: r[0] &^ esc, Escaped: esc, Control: r[2]}
+}
+
+// fill classifies the chunks from at on, up to batch of them.
+func (s *Scanner) fill(b []byte, at int) {
+	s.k = 0
+	if at+64 <= len(b) {
+		s.n = min(batch, (len(b)-at)/64)
+		classifyBatch(b[at:at+64*s.n], s.raw[:])
+		return
+	}
+	var pad [64]byte
+	for k := range pad {
+		pad[k] = ' '
+	}
+	if at < len(b) {
+		copy(pad[:], b[at:])
+	}
+	s.n = 1
+	s.raw[0], s.raw[1], s.raw[2] = classify(&pad)
+}
+
+// classify returns one bit a byte of c for its quotes, backslashes and
+// control bytes. Each test is exact per byte (no borrow crosses a byte):
+// the low seven bits are added to a constant that cannot carry out of
+// the byte, and the high bit is tested apart.
+func classify(c *[64]byte) (quote, slash, ctl uint64) {
+	const low7 = 0x7f7f7f7f7f7f7f7f
+	for w := range 8 {
+		x := binary.LittleEndian.Uint64(c[8*w:])
+		q, s := x^(ones*'"'), x^(ones*'\\')
+		// A byte is zero exactly when adding 0x7f to its low seven bits
+		// leaves the high bit clear and its own high bit is clear.
+		qz := ^((q&low7 + low7) | q) & highs
+		sz := ^((s&low7 + low7) | s) & highs
+		// A byte is below 0x20 exactly when adding 0x60 to its low seven
+		// bits leaves the high bit clear and its own high bit is clear.
+		cz := ^((x&low7 + ones*0x60) | x) & highs
+		shift := uint(8 * w)
+		quote |= gather(qz) << shift
+		slash |= gather(sz) << shift
+		ctl |= gather(cz) << shift
+	}
+	return quote, slash, ctl
+}
+
+// gather packs the high bits of the eight bytes of h into the low eight
+// bits, byte j's to bit j: after the shift byte j's bit is at 8j, and the
+// multiplier's bit at 56-7j moves it to 56+j; no two products meet, so
+// nothing carries.
+func gather(h uint64) uint64 {
+	return ((h >> 7) * 0x0102040810204080) >> 56
+}
+
+// escaped returns the bits of the characters the backslashes of slash
+// escape, given and updating what the chunk before left pending. In a run
+// of backslashes the first escapes the second, the third the fourth, and
+// so on; the byte after the run is escaped when the run is odd. A run that
+// starts on an even bit is odd when it ends on an even bit (its end is
+// marked by the escaped odd bit after it); adding the run's start to the
+// run turns its bits off and carries one bit past its end, and that sum
+// is how the parities of the runs starting on odd bits are flipped.
+func (s *Scanner) escaped(slash uint64) uint64 {
+	const even = 0x5555555555555555
+	slash &^= s.pending // escaped itself: not the start of an escape
+	follows := slash<<1 | s.pending
+	oddStarts := slash &^ even &^ follows
+	sum, carry := bits.Add64(oddStarts, slash, 0)
+	s.pending = carry
+	return (even ^ sum<<1) & follows
+}

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package smallfile
+
+import "os"
+
+func pseudo(*os.File) string { return "" }

@@ -1,0 +1,167 @@
+package mcp
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os/exec"
+	"strings"
+	"sync"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/prime-agent/prime/tool"
+)
+
+// connection is one session with a server (and its process, for stdio).
+type connection struct {
+	sess   *sdk.ClientSession
+	cmd    *exec.Cmd
+	stderr *tail
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// close ends the session: for stdio the server's input is closed, then it
+// is sent SIGTERM and SIGKILL if it does not exit, and whatever is left of
+// its process group (children of wrappers such as npx) is killed.
+func (c *connection) close() error {
+	c.closeOnce.Do(func() {
+		if c.sess != nil {
+			c.closeErr = c.sess.Close()
+		}
+		c.killGroup()
+	})
+	return c.closeErr
+}
+
+func (c *connection) instructions() string {
+	if c.sess == nil {
+		return ""
+	}
+	if r := c.sess.InitializeResult(); r != nil {
+		return r.Instructions
+	}
+	return ""
+}
+
+// remoteTool is a server's tool and the name the model calls it by.
+type remoteTool struct {
+	name   string // mcp__server__tool
+	remote *sdk.Tool
+	schema jsontext.Value
+}
+
+// MaxToolName is the longest tool name the providers accept.
+const MaxToolName = 64
+
+// listTools lists every page of the server's tools and names them; a tool
+// whose input schema cannot be used is left out, with why.
+// listTools lists the server's tools: those offered, notes on those left
+// out for a bad schema (skipped), and on those the entry hides.
+func (c *connection) listTools(ctx context.Context, cfg Server) (tools []remoteTool, skipped, hidden []string, err error) {
+	var all []*sdk.Tool
+	params := &sdk.ListToolsParams{}
+	for {
+		res, err := c.sess.ListTools(ctx, params)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		all = append(all, res.Tools...)
+		if res.NextCursor == "" {
+			break
+		}
+		params = &sdk.ListToolsParams{Cursor: res.NextCursor}
+	}
+	for _, t := range all {
+		if note, ok := cfg.hiddenNote(t.Name); ok {
+			hidden = append(hidden, note)
+			continue
+		}
+		schema, err := inputSchema(t)
+		if err != nil {
+			skipped = append(skipped, fmt.Sprintf("tool %q left out: %v", t.Name, err))
+			continue
+		}
+		tools = append(tools, remoteTool{remote: t, schema: schema})
+	}
+	names := ToolNames(cfg.Name, toolNamesOf(tools))
+	for i := range tools {
+		tools[i].name = names[i]
+	}
+	return tools, skipped, hidden, nil
+}
+
+func toolNamesOf(ts []remoteTool) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.remote.Name
+	}
+	return out
+}
+
+// inputSchema returns the tool's input schema as the server gave it, after
+// checking that it is an object schema Prime can check arguments against
+// (a schema a provider would refuse fails the whole request, not only the
+// tool).
+func inputSchema(t *sdk.Tool) (jsontext.Value, error) {
+	if t.InputSchema == nil {
+		return nil, fmt.Errorf("it has no input schema")
+	}
+	raw, err := json.Marshal(t.InputSchema)
+	if err != nil {
+		return nil, fmt.Errorf("its input schema is not JSON: %w", err)
+	}
+	v := jsontext.Value(raw)
+	var top struct {
+		Type any `json:"type"`
+	}
+	if err := json.Unmarshal(v, &top); err != nil {
+		return nil, fmt.Errorf("its input schema is not an object")
+	}
+	if top.Type != "object" {
+		return nil, fmt.Errorf("its input schema's type is %v, not \"object\"", top.Type)
+	}
+	if _, err := tool.Validate(tool.Spec{Name: t.Name, Parameters: v}, jsontext.Value("{}")); err != nil {
+		if _, ok := err.(*tool.ValidationError); !ok {
+			return nil, fmt.Errorf("its input schema is invalid: %w", err)
+		}
+	}
+	return v, nil
+}
+
+// ToolNames returns the names the model calls a server's tools by:
+// mcp__server__tool, every character other than a letter, a digit or _
+// replaced by _, as pi names them. Names that then collide, and names over
+// MaxToolName characters, get a short hash of the tool's own name instead
+// of their end, so that every name is distinct and accepted by providers.
+func ToolNames(server string, tools []string) []string {
+	out := make([]string, len(tools))
+	count := map[string]int{}
+	for i, t := range tools {
+		out[i] = "mcp__" + sanitize(server) + "__" + sanitize(t)
+		count[out[i]]++
+	}
+	for i, t := range tools {
+		if count[out[i]] > 1 || len(out[i]) > MaxToolName {
+			sum := sha256.Sum256([]byte(t))
+			suffix := "_" + hex.EncodeToString(sum[:])[:8]
+			out[i] = out[i][:min(len(out[i]), MaxToolName-len(suffix))] + suffix
+		}
+	}
+	return out
+}
+
+func sanitize(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_':
+			return r
+		}
+		return '_'
+	}, s)
+}

@@ -1,0 +1,315 @@
+package session
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// The index pass reads a run of lines of a session file and indexes each
+// (indexLine), holding only a buffer or two per core: the file's bytes are
+// never kept. The run is cut at fixed offsets into blocks of blockBytes
+// (the persistent index checksums the same blocks); each core takes the
+// next block, reads it with ReadAt, and indexes the lines that start in
+// it, reading on past its end for the last one. Lines are independent, so
+// the cores share nothing but the block counter.
+
+// blockBytes is the size of the blocks the index pass reads and the
+// persistent index checksums.
+const blockBytes = 1 << 20
+
+// badLine is a non-blank line that is not an entry.
+type badLine struct {
+	// line is its 1-based number, off where it starts.
+	line int
+	off  int64
+	n    int
+	err  error
+	// raw is a copy of the line, kept only for a file that will be
+	// migrated (see scanLines).
+	raw []byte
+}
+
+// extra is what an indexed entry has beyond its rec.
+type extra struct {
+	i    int32 // the entry's index in its scan
+	odd  *oddRec
+	meta *meta
+}
+
+// lineScan is what the index pass found in a run of lines.
+type lineScan struct {
+	recs   []rec
+	extras []extra
+	bad    []badLine
+	// lines is the number of lines read, blank ones included: all but a
+	// torn last line.
+	lines int
+	// end is the offset just after the last line read (its newline
+	// included, when it has one), midLine whether that line had none.
+	end     int64
+	midLine bool
+	// torn is the last line when it has no newline and is not an entry:
+	// not read, so that the next pass reads it again.
+	torn *badLine
+	// blocks are the checksums of the whole blocks of the file, from
+	// block firstBlock on, that the pass read.
+	blocks     []uint32
+	firstBlock int64
+}
+
+// chunkScan is what one block gave.
+type chunkScan struct {
+	recs   []rec
+	extras []extra
+	bad    []badLine
+	lines  int
+	end    int64
+	mid    bool
+	torn   *badLine
+	crc    uint32
+	whole  bool
+	err    error
+}
+
+// scanLines indexes the lines of r from start, which must be where a line
+// starts, to end; linesBefore lines come before start. With keepBad
+// the lines that are not entries keep a copy of their bytes.
+func scanLines(r io.ReaderAt, start, end int64, linesBefore int, keepBad bool) (*lineScan, error) {
+	return scanLinesIn(r, start, end, linesBefore, keepBad, blockBytes)
+}
+
+// scanLinesIn is scanLines with blocks of the given size.
+func scanLinesIn(r io.ReaderAt, start, end int64, linesBefore int, keepBad bool, block int64) (*lineScan, error) {
+	return scanWith(func() blockSource { return newBlockSource(r, start, end) }, start, end, linesBefore, keepBad, block)
+}
+
+// scanWith is scanLinesIn reading through the block sources newSource
+// makes, one per core.
+func scanWith(newSource func() blockSource, start, end int64, linesBefore int, keepBad bool, block int64) (*lineScan, error) {
+	out := &lineScan{end: start, firstBlock: start / block}
+	if start >= end {
+		return out, nil
+	}
+	first, last := start/block, (end-1)/block
+	m := &merger{out: out, line: linesBefore, first: first, blocks: last - first + 1, pending: map[int64]*chunkScan{}}
+	scan := func(src blockSource, k int64) bool {
+		c := &chunkScan{recs: m.buffer()}
+		if err := guardFaults(func() error {
+			*c = scanBlock(src, start, end, k, block, keepBad, c.recs)
+			return nil
+		}); err != nil {
+			*c = chunkScan{err: err}
+		}
+		return m.add(k, c)
+	}
+	if workers := min(int64(runtime.GOMAXPROCS(0)), m.blocks); workers <= 1 {
+		src := newSource()
+		for k := first; k <= last && scan(src, k); k++ {
+		}
+		src.done()
+	} else {
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Go(func() {
+				src := newSource()
+				defer src.done()
+				for k := first + next.Add(1) - 1; k <= last; k = first + next.Add(1) - 1 {
+					if !scan(src, k) {
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+	}
+	if m.err != nil {
+		return nil, m.err
+	}
+	return out, nil
+}
+
+// merger adds the blocks of a pass to its result in file order as they
+// are done, so that the records are copied once into an array sized for
+// the whole pass (from the first block, see add) and the buffers of the
+// blocks are used again: a pass holds its result and a few blocks' worth,
+// not its result twice.
+type merger struct {
+	mu  sync.Mutex
+	out *lineScan
+	// line is the number of lines before the next block to add; next is
+	// that block's index from first, of blocks.
+	line          int
+	first, blocks int64
+	next          int64
+	pending       map[int64]*chunkScan
+	free          [][]rec
+	err           error
+}
+
+// buffer returns an empty buffer for a block's records.
+func (m *merger) buffer() []rec {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if n := len(m.free); n > 0 {
+		b := m.free[n-1]
+		m.free = m.free[:n-1]
+		return b[:0]
+	}
+	return nil
+}
+
+// add takes the result of block k and adds every block it completes the
+// run of; it reports whether the pass goes on (no block failed).
+func (m *merger) add(k int64, c *chunkScan) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.err != nil {
+		return false
+	}
+	m.pending[k-m.first] = c
+	for {
+		c, ok := m.pending[m.next]
+		if !ok {
+			return true
+		}
+		delete(m.pending, m.next)
+		if c.err != nil {
+			m.err = c.err
+			return false
+		}
+		m.merge(c)
+		m.next++
+	}
+}
+
+// merge adds block c, the next in file order, to the result.
+func (m *merger) merge(c *chunkScan) {
+	out := m.out
+	if out.recs == nil {
+		// Room for as many records a byte as the first block has, and
+		// an eighth more: pages not written to are never touched.
+		out.recs = make([]rec, 0, len(c.recs)*int(m.blocks)*9/8+16)
+	}
+	base := int32(len(out.recs))
+	line := int32(m.line)
+	for _, r := range c.recs {
+		r.line += line
+		out.recs = append(out.recs, r)
+	}
+	for _, x := range c.extras {
+		x.i += base
+		out.extras = append(out.extras, x)
+	}
+	for _, b := range c.bad {
+		b.line += m.line
+		out.bad = append(out.bad, b)
+	}
+	if c.torn != nil {
+		t := *c.torn
+		t.line += m.line
+		out.torn = &t
+	}
+	m.line += c.lines
+	out.lines += c.lines
+	if c.end > out.end {
+		out.end, out.midLine = c.end, c.mid
+	}
+	if c.whole && int64(len(out.blocks)) == m.next {
+		out.blocks = append(out.blocks, c.crc)
+	}
+	m.free = append(m.free, c.recs)
+}
+
+// scanBlock indexes the lines that start in block k of the given size (and
+// at or after start), reading the file through src, its records appended
+// to recs.
+func scanBlock(src blockSource, start, end, k, block int64, keepBad bool, recs []rec) chunkScan {
+	c := chunkScan{recs: recs}
+	bs, be := k*block, min((k+1)*block, end)
+	// buf holds the file from rs on: the byte before the block too,
+	// which says whether a line starts at the block's start.
+	rs := max(bs-1, 0)
+	var buf []byte
+	grow := func(to int64) error {
+		b, err := src.view(rs, min(to, end))
+		buf = b
+		return err
+	}
+	if c.err = grow(be); c.err != nil {
+		return c
+	}
+	if be-bs == block {
+		c.crc, c.whole = checksum(buf[bs-rs:be-rs]), true
+	}
+	p := max(bs, start)
+	if p > start && buf[p-1-rs] != '\n' {
+		i := bytes.IndexByte(buf[p-rs:], '\n')
+		if i < 0 {
+			return c // no line starts in this block
+		}
+		p += int64(i) + 1
+	}
+	for p < be {
+		// Find the line's end, reading on when it runs past the block.
+		var q int64
+		for {
+			if i := bytes.IndexByte(buf[p-rs:], '\n'); i >= 0 {
+				q = p + int64(i)
+				break
+			}
+			have := rs + int64(len(buf))
+			if have >= end {
+				q = end
+				break
+			}
+			if c.err = grow(have + max(8<<10, have-p)); c.err != nil {
+				return c
+			}
+		}
+		terminated := q < end
+		raw := buf[p-rs : q-rs]
+		text := bytes.TrimSpace(raw)
+		lead := int64(cap(raw) - cap(text)) // text is raw without its white space
+		next := q + 1
+		if !terminated {
+			next = q
+		}
+		if len(text) > 0 {
+			x, err := indexLine(text, p+lead, c.lines+1)
+			if err != nil {
+				// Its text, not the bytes it may refer to: a map is
+				// gone after the pass.
+				err = errors.New(err.Error())
+			}
+			switch {
+			case err == nil:
+				if x.odd != nil || x.meta != nil {
+					c.extras = append(c.extras, extra{i: int32(len(c.recs)), odd: x.odd, meta: x.meta})
+				}
+				c.recs = append(c.recs, x.r)
+			case !terminated:
+				c.torn = &badLine{line: c.lines + 1, off: p + lead, n: len(text), err: err}
+				if keepBad {
+					c.torn.raw = bytes.Clone(text)
+				}
+				c.end = p
+				return c
+			default:
+				b := badLine{line: c.lines + 1, off: p + lead, n: len(text), err: err}
+				if keepBad {
+					b.raw = bytes.Clone(text)
+				}
+				c.bad = append(c.bad, b)
+			}
+		}
+		c.lines++
+		c.end, c.mid = next, !terminated
+		p = next
+	}
+	return c
+}

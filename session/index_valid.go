@@ -1,0 +1,314 @@
+package session
+
+import (
+	"math/bits"
+
+	"github.com/prime-agent/prime/internal/jsonscan"
+)
+
+// maxDepth is the deepest nesting validJSON accepts, the same limit as the
+// JSON decoder that later decodes the entry.
+const maxDepth = 10000
+
+// validJSON reports whether b holds exactly one JSON value, optionally
+// surrounded by whitespace. It accepts what JSON.parse accepts and what
+// [jsonwire.ReadOptions] let the decoder read: invalid UTF-8, lone
+// surrogate escapes and duplicate member names.
+//
+// It exists because validating every line of a large session is most of the
+// cost of opening it: the strings that make up the bulk of a session are
+// read 64 bytes at a time (see validator.str). FuzzValidJSON checks it
+// against jsontext.Value.IsValid.
+func validJSON(b []byte) bool {
+	v := newValidator(b, 0)
+	v.space()
+	if !v.value(0) {
+		return false
+	}
+	v.space()
+	return v.i == len(v.b)
+}
+
+// validObjectFrom reports whether b is one JSON object, with white space
+// after it, given that b[:i] is valid JSON as the start of an object up
+// to the end of a member's value (what fastHead reads): it validates only
+// from i on.
+func validObjectFrom(b []byte, i int) bool {
+	v := newValidator(b, i)
+	if more, ok := v.sep('}'); !ok {
+		return false
+	} else if more && !v.members(1) {
+		return false
+	}
+	v.space()
+	return v.i == len(v.b)
+}
+
+// A validator reads b from i on. Strings, the bulk of a session, are read
+// through the masks of 64-byte chunks of b (jsonscan.Scanner), computed in
+// order from where the validator starts as it reaches them: a string ends
+// at the first unescaped quote after it opens, and is valid when no
+// control byte comes before that and each escaped character is one JSON
+// allows. The validator starts where no backslash is pending (the start
+// of the line, or after a member's value), so the masks read as they would
+// from the line's start.
+type validator struct {
+	b []byte
+	i int
+	// at is where the chunk of m starts; the next chunk is at at+64.
+	at   int
+	m    jsonscan.Masks
+	scan jsonscan.Scanner
+}
+
+// newValidator returns a validator of b from i on.
+func newValidator(b []byte, i int) validator {
+	return validator{b: b, i: i, at: i - 64}
+}
+
+func (v *validator) space() { v.i = skipSpace(v.b, v.i) }
+
+// skipSpace returns the index of the first byte at or after i in b that is
+// not JSON white space.
+func skipSpace(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// plainInt reads digits, at most maxLen of them and at least one, as a
+// non-negative integer; ok is false for anything else.
+func plainInt(digits []byte, maxLen int) (n int64, ok bool) {
+	if len(digits) == 0 || len(digits) > maxLen {
+		return 0, false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n, true
+}
+
+func (v *validator) value(depth int) bool {
+	if v.i >= len(v.b) {
+		return false
+	}
+	switch c := v.b[v.i]; c {
+	case '"':
+		return v.str()
+	case '{':
+		return v.object(depth + 1)
+	case '[':
+		return v.array(depth + 1)
+	case 't':
+		return v.literal("true")
+	case 'f':
+		return v.literal("false")
+	case 'n':
+		return v.literal("null")
+	default:
+		if c == '-' || c >= '0' && c <= '9' {
+			return v.number()
+		}
+		return false
+	}
+}
+
+func (v *validator) literal(lit string) bool {
+	if len(v.b)-v.i < len(lit) || string(v.b[v.i:v.i+len(lit)]) != lit {
+		return false
+	}
+	v.i += len(lit)
+	return true
+}
+
+func (v *validator) object(depth int) bool {
+	if depth > maxDepth {
+		return false
+	}
+	v.i++ // {
+	v.space()
+	if v.i < len(v.b) && v.b[v.i] == '}' {
+		v.i++
+		return true
+	}
+	return v.members(depth)
+}
+
+// members consumes an object's members from the first one's name to the
+// closing brace.
+func (v *validator) members(depth int) bool {
+	for {
+		if v.i >= len(v.b) || v.b[v.i] != '"' || !v.str() {
+			return false
+		}
+		v.space()
+		if v.i >= len(v.b) || v.b[v.i] != ':' {
+			return false
+		}
+		v.i++
+		v.space()
+		if !v.value(depth) {
+			return false
+		}
+		if more, ok := v.sep('}'); !more {
+			return ok
+		}
+	}
+}
+
+func (v *validator) array(depth int) bool {
+	if depth > maxDepth {
+		return false
+	}
+	v.i++ // [
+	v.space()
+	if v.i < len(v.b) && v.b[v.i] == ']' {
+		v.i++
+		return true
+	}
+	for {
+		if !v.value(depth) {
+			return false
+		}
+		if more, ok := v.sep(']'); !more {
+			return ok
+		}
+	}
+}
+
+// sep consumes what follows a member or an element: a comma (more follows)
+// or the closing bracket (ok and not more); anything else is not JSON.
+func (v *validator) sep(closing byte) (more, ok bool) {
+	v.space()
+	if v.i >= len(v.b) {
+		return false, false
+	}
+	switch v.b[v.i] {
+	case ',':
+		v.i++
+		v.space()
+		return true, true
+	case closing:
+		v.i++
+		return false, true
+	}
+	return false, false
+}
+
+// str consumes a string starting at its opening quote.
+func (v *validator) str() bool {
+	i := v.i + 1
+	for {
+		for i >= v.at+64 {
+			v.chunk()
+		}
+		from := ^uint64(0) << uint(i-v.at)
+		body := from
+		q := v.m.Quote & from
+		if q != 0 {
+			body &= q&-q - 1 // up to the closing quote
+		}
+		if v.m.Control&body != 0 || v.m.Escaped&body != 0 && !v.escapes(v.m.Escaped&body) {
+			return false
+		}
+		if q != 0 {
+			v.i = v.at + bits.TrailingZeros64(q) + 1
+			return true
+		}
+		i = v.at + 64
+	}
+}
+
+// chunk moves the validator to the next chunk of 64 bytes. Past the end
+// of b every byte counts as a control byte, so a string that runs off
+// the end is invalid as one with a control byte in it.
+func (v *validator) chunk() {
+	v.at += 64
+	v.m = v.scan.Next(v.b, v.at)
+	if n := len(v.b) - v.at; n < 64 {
+		valid := uint64(1)<<uint(max(n, 0)) - 1
+		v.m.Quote &= valid
+		v.m.Escaped &= valid
+		v.m.Control |= ^valid
+	}
+}
+
+// escapes reports whether each escaped character esc marks in the chunk
+// at v.at is one JSON allows after a backslash, \u with its four digits.
+func (v *validator) escapes(esc uint64) bool {
+	b := v.b
+	for ; esc != 0; esc &= esc - 1 {
+		p := v.at + bits.TrailingZeros64(esc)
+		switch b[p] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		case 'u':
+			if p+5 > len(b) || !isHex(b[p+1]) || !isHex(b[p+2]) || !isHex(b[p+3]) || !isHex(b[p+4]) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+func (v *validator) number() bool {
+	end, ok := numberEnd(v.b, v.i)
+	v.i = end
+	return ok
+}
+
+// numberEnd reads the JSON number at b[i], which must exist: where it
+// ends, and whether it is one.
+func numberEnd(b []byte, i int) (int, bool) {
+	if b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		i = digits(b, i)
+	default:
+		return i, false
+	}
+	if i < len(b) && b[i] == '.' {
+		j := digits(b, i+1)
+		if j == i+1 {
+			return i, false
+		}
+		i = j
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		j := digits(b, i)
+		if j == i {
+			return i, false
+		}
+		i = j
+	}
+	return i, true
+}
+
+func digits(b []byte, i int) int {
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	return i
+}
