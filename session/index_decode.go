@@ -293,7 +293,7 @@ func (d *fastDecoder) name() ([]byte, bool) {
 // skip consumes any valid JSON value.
 func (d *fastDecoder) skip() bool {
 	v := newValidator(d.b, d.i)
-	if !v.value(0) {
+	if !v.walk(false) {
 		return false
 	}
 	d.i = v.i
