@@ -1,7 +1,11 @@
 package tui
 
 import (
+	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textarea"
@@ -25,6 +29,12 @@ type editor struct {
 	suggestions []suggestion
 	sugFor      string
 	sel         int
+
+	// pastes are the large pastes the editor shows as markers
+	// ("[paste #1 +30 lines]"), by number; pasted counts them. A marker
+	// the user edits no longer matches and is sent as typed.
+	pastes map[int]string
+	pasted int
 }
 
 // suggestion is one completion: the text that replaces the word, and a
@@ -66,7 +76,23 @@ func newEditor() editor {
 	return editor{ta: ta}
 }
 
+// value is the text as shown, paste markers included.
 func (e *editor) value() string { return e.ta.Value() }
+
+// text is the text to send: value with each paste marker replaced by
+// what was pasted.
+func (e *editor) text() string {
+	v := e.ta.Value()
+	if len(e.pastes) == 0 {
+		return v
+	}
+	return pasteMarker.ReplaceAllStringFunc(v, func(mk string) string {
+		if c, ok := e.pastes[markerNumber(mk)]; ok {
+			return c
+		}
+		return mk
+	})
+}
 
 func (e *editor) setValue(s string) {
 	e.ta.SetValue(s)
@@ -76,6 +102,7 @@ func (e *editor) setValue(s string) {
 
 func (e *editor) reset() {
 	e.ta.Reset()
+	e.pastes, e.pasted = nil, 0
 	e.histPos = len(e.history)
 	e.suggestions, e.sugFor = nil, ""
 }
@@ -116,6 +143,72 @@ func (e *editor) browse(dir int) bool {
 		e.ta.SetValue(e.history[next])
 	}
 	e.ta.MoveToEnd()
+	return true
+}
+
+// Pastes longer than these (pi's limits) are shown as a marker.
+const (
+	foldPasteLines = 10
+	foldPasteChars = 1000
+)
+
+// pasteMarker matches the markers of large pastes: "[paste #N +L lines]"
+// or "[paste #N C chars]", as pi writes them.
+var pasteMarker = regexp.MustCompile(`\[paste #([0-9]+)(?: \+[0-9]+ lines| [0-9]+ chars)\]`)
+
+// markerNumber is the paste number of a marker pasteMarker matched.
+func markerNumber(mk string) int {
+	n, _ := strconv.Atoi(pasteMarker.FindStringSubmatch(mk)[1])
+	return n
+}
+
+// paste inserts pasted text at the cursor: as it is, or, when it is longer
+// than foldPasteLines lines or foldPasteChars characters, as a marker that
+// keeps the editor small and stands for the text until it is sent (pi and
+// Claude Code fold pastes so).
+func (e *editor) paste(content string) tea.Cmd {
+	content = strings.ReplaceAll(strings.ReplaceAll(content, "\r\n", "\n"), "\r", "\n")
+	lines := strings.Count(strings.TrimSuffix(content, "\n"), "\n") + 1
+	chars := utf8.RuneCountInString(content)
+	if lines <= foldPasteLines && chars <= foldPasteChars {
+		return e.update(tea.PasteMsg{Content: content})
+	}
+	e.pasted++
+	if e.pastes == nil {
+		e.pastes = map[int]string{}
+	}
+	e.pastes[e.pasted] = content
+	mk := fmt.Sprintf("[paste #%d %d chars]", e.pasted, chars)
+	if lines > foldPasteLines {
+		mk = fmt.Sprintf("[paste #%d +%d lines]", e.pasted, lines)
+	}
+	e.ta.InsertString(mk)
+	return nil
+}
+
+// deleteMarker is Backspace right after a paste marker: the whole marker
+// goes, and its paste with it. It reports whether there was one.
+func (e *editor) deleteMarker() bool {
+	if len(e.pastes) == 0 {
+		return false
+	}
+	lines := strings.Split(e.ta.Value(), "\n")
+	row := min(e.ta.Line(), len(lines)-1)
+	line := []rune(lines[row])
+	before := string(line[:min(e.ta.Column(), len(line))])
+	loc := pasteMarker.FindAllStringIndex(before, -1)
+	if len(loc) == 0 || loc[len(loc)-1][1] != len(before) {
+		return false
+	}
+	mk := before[loc[len(loc)-1][0]:]
+	n := markerNumber(mk)
+	if _, ok := e.pastes[n]; !ok {
+		return false
+	}
+	delete(e.pastes, n)
+	for range utf8.RuneCountInString(mk) {
+		e.ta, _ = e.ta.Update(tea.KeyPressMsg{Code: tea.KeyBackspace})
+	}
 	return true
 }
 

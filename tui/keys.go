@@ -89,6 +89,10 @@ func (m *Model) onKey(k tea.KeyPressMsg) tea.Cmd {
 		if m.editor.browse(dir) {
 			return nil
 		}
+	case "backspace":
+		if m.editor.deleteMarker() {
+			return m.suggest()
+		}
 	}
 	cmd := m.editor.update(k)
 	return tea.Batch(cmd, m.suggest())
@@ -103,7 +107,7 @@ func boolText(b bool) string {
 
 // send submits the editor's text.
 func (m *Model) send(behavior agent.Behavior) tea.Cmd {
-	text := m.editor.value()
+	text := m.editor.text()
 	if strings.TrimSpace(text) == "" {
 		return nil
 	}

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -422,6 +423,44 @@ func TestPasteAndDoubleEscape(t *testing.T) {
 	h.waitText("Session Tree", "› • assistant: Got both lines. ← you are here")
 	h.key(tea.KeyEnter)
 	h.waitText("Already at this point")
+}
+
+func TestLargePasteFolds(t *testing.T) {
+	// A paste of more than ten lines (or a thousand characters) shows as a
+	// marker and is sent whole; Backspace after a marker takes all of it.
+	h := newHarness(t, setup{})
+	h.srv.Reply(llmtest.Text("Read the log."), llmtest.Usage(100, 10))
+	h.waitText("v0.0.0-test")
+	var lines []string
+	for i := range 30 {
+		lines = append(lines, fmt.Sprintf("log line %02d", i))
+	}
+	log := strings.Join(lines, "\n")
+	h.typeText("look at ")
+	h.tm.Send(tea.PasteMsg{Content: log})
+	h.waitText("look at [paste #1 +30 lines]")
+	long := strings.Repeat("x", 1200)
+	h.tm.Send(tea.PasteMsg{Content: long})
+	h.waitText("[paste #1 +30 lines][paste #2 1200 chars]")
+	if f := h.frame(); strings.Contains(f, "log line 05") || strings.Contains(f, "xxxxxxxx") {
+		t.Fatalf("a folded paste is drawn in the editor:\n%s", f)
+	}
+	h.key(tea.KeyBackspace)
+	h.waitFor("the second marker gone", func(f string) bool {
+		return strings.Contains(f, "look at [paste #1 +30 lines]") && !strings.Contains(f, "paste #2")
+	})
+	h.typeText(" please")
+	h.enter()
+	h.waitIdle("Read the log.")
+	var sent string
+	for _, it := range h.ag.Transcript().Items {
+		if it.Kind == agent.TranscriptUser {
+			sent = userText(it.Message.(*llm.UserMessage).Content)
+		}
+	}
+	if want := "look at " + log + " please"; sent != want {
+		t.Errorf("sent %q, want %q", sent, want)
+	}
 }
 
 func TestResumeAndCloneCommands(t *testing.T) {

@@ -303,8 +303,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m.overlay != nil {
 			cmds = append(cmds, m.overlay.paste(m, msg.Content))
 		} else {
-			msg.Content = imagePaste(msg.Content)
-			cmds = append(cmds, m.editor.update(msg))
+			cmds = append(cmds, m.editor.paste(imagePaste(msg.Content)))
 		}
 	default:
 		if m.overlay == nil {
