@@ -20,7 +20,7 @@ func wrapWords(s string, width int) string {
 		for _, word := range strings.Fields(para) {
 			w := ansi.StringWidth(word)
 			switch {
-			case lineWidth == 0:
+			case line == "":
 			case lineWidth+1+w <= width:
 				line += " "
 				lineWidth++
@@ -28,9 +28,14 @@ func wrapWords(s string, width int) string {
 				out = append(out, line)
 				line, lineWidth = "", 0
 			}
-			for w > width-lineWidth && lineWidth == 0 && w > width {
-				out = append(out, ansi.Truncate(word, width, ""))
-				word = ansi.TruncateLeft(word, width, "")
+			if line == "" && w > width {
+				// A word wider than the line is cut into lines of
+				// width cells in one pass over it (cutting a line off
+				// and measuring the rest again at each cut was
+				// quadratic: a 1 MB word in an error took minutes).
+				pieces := strings.Split(ansi.Hardwrap(word, width, true), "\n")
+				out = append(out, pieces[:len(pieces)-1]...)
+				word = pieces[len(pieces)-1]
 				w = ansi.StringWidth(word)
 			}
 			line += word

@@ -3,6 +3,7 @@ package tui
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
 )
@@ -25,6 +26,30 @@ func TestWrapWords(t *testing.T) {
 	}
 	if got := wrapWords("abcdefghij xy", 4); got != "abcd\nefgh\nij\nxy" {
 		t.Errorf("a long word: %q", got)
+	}
+}
+
+// A word far wider than the line, styled or not, is cut into lines that
+// each fit and hold it all, in one pass over it.
+func TestWrapWordsLongWord(t *testing.T) {
+	word := strings.Repeat("ab界c", 50000)
+	styled := "\x1b[31m" + word + "\x1b[0m"
+	for _, width := range []int{2, 3, 80} {
+		for _, in := range []string{word, styled} {
+			got := wrapWords("Error: "+in+" end", width)
+			lines := strings.Split(got, "\n")
+			for _, l := range lines {
+				if w := ansi.StringWidth(l); w > width {
+					t.Fatalf("width %d: line %q is %d wide", width, l, w)
+				}
+			}
+			if ansi.Strip(strings.Join(lines, "")) != "Error:"+word+"end" {
+				t.Fatalf("width %d: the text changed", width)
+			}
+			if len(lines) > ansi.StringWidth(word)/(width-1)+4 {
+				t.Fatalf("width %d: %d lines for %d cells", width, len(lines), ansi.StringWidth(word))
+			}
+		}
 	}
 }
 
@@ -97,6 +122,28 @@ func FuzzWrapSpaces(f *testing.F) {
 			}
 		}
 		if strings.Join(strings.Fields(got), "") != strings.Join(strings.Fields(strings.ToValidUTF8(s, "\uFFFD")), "") {
+			t.Fatalf("the text changed: %q → %q", s, got)
+		}
+	})
+}
+
+// FuzzWrapWords: no line is wider than the width (but for a character
+// wider than the line, alone), and the words come out in order, cut only
+// where one is wider than the line.
+func FuzzWrapWords(f *testing.F) {
+	f.Add("no model to talk to: set ANTHROPIC_API_KEY or OPENAI_API_KEY", 18)
+	f.Add("x 界界界 abcdefghijklmnop\nq", 2)
+	f.Fuzz(func(t *testing.T, s string, width int) {
+		if width < 1 || width > 200 || strings.Contains(s, "\x1b") || !utf8.ValidString(s) {
+			return
+		}
+		got := wrapWords(s, width)
+		for _, l := range strings.Split(got, "\n") {
+			if w := ansi.StringWidth(l); w > width && ansi.StringWidth(firstGrapheme(l)) < w {
+				t.Fatalf("line %q is %d wide, over %d", l, w, width)
+			}
+		}
+		if strings.Join(strings.Fields(got), "") != strings.Join(strings.Fields(s), "") {
 			t.Fatalf("the text changed: %q → %q", s, got)
 		}
 	})
