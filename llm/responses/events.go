@@ -269,7 +269,11 @@ func (r *reader) itemDone(at int, raw jsontext.Value) error {
 		if (*jsontext.Value)(&compact).Compact() != nil {
 			return r.bad("undecodable reasoning item")
 		}
-		r.b.AppendSignature(s.idx, string(compact))
+		// Invalid UTF-8 from the server becomes U+FFFD, as it does in
+		// every string the reader decodes: a message must be storable
+		// (only string bodies hold bytes outside ASCII, so the item stays
+		// JSON).
+		r.b.AppendSignature(s.idx, strings.ToValidUTF8(string(compact), "\uFFFD"))
 		if it.ID != "" {
 			r.thinking[it.ID] = s.idx
 		}
