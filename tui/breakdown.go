@@ -68,15 +68,23 @@ func kindColour(k agent.ContextKind) lipgloss.Style {
 	return lipgloss.NewStyle().Foreground(c)
 }
 
-// breakdownText renders /context: the total against the window, the bar
+// breakdownText renders /context: the size against the window, the bar
 // the width of the terminal with the threshold (|) and the background mark
 // (:), every kind that holds tokens, and what a compaction now would
 // summarize and keep (kept: the first entry it would keep).
 func breakdownText(v *view, b *agent.ContextBreakdown, kept string) string {
 	var out strings.Builder
-	title := fmt.Sprintf("%s tokens", numfmt.Commas(b.Total))
+	// The size is the one the footer and the threshold go by: the last
+	// usage the model measured and chars/4 of what followed. The kinds can
+	// only be estimated (chars/4 each), so their sum may differ from it,
+	// and then says so.
+	size := b.Estimate
+	if size == 0 {
+		size = b.Total
+	}
+	title := fmt.Sprintf("%s tokens", numfmt.Commas(size))
 	if b.Window > 0 {
-		title += fmt.Sprintf(" of a %s-token window (%.1f%%)", numfmt.Commas(b.Window), float64(b.Total)/float64(b.Window)*100)
+		title += fmt.Sprintf(" of a %s-token window (%.1f%%)", numfmt.Commas(b.Window), float64(size)/float64(b.Window)*100)
 	}
 	out.WriteString(wrap(v.st.blockTitle.Render("[context]")+" "+title, v.width) + "\n")
 	out.WriteString(colourBar(v, b, b.Bar(v.width)) + "\n")
@@ -99,11 +107,12 @@ func breakdownText(v *view, b *agent.ContextBreakdown, kept string) string {
 	if b.BackgroundMark > 0 {
 		marks = append(marks, "background summary above "+numfmt.Commas(b.BackgroundMark)+" ("+v.st.warning.Render(":")+")")
 	}
-	line := "Next request ~" + numfmt.Commas(b.Estimate) + " tokens"
-	if len(marks) > 0 {
-		line += " · " + strings.Join(marks, " · ")
+	if b.Total != size {
+		out.WriteString(wrap(v.st.muted.Render(fmt.Sprintf("  the kinds at 4 characters a token: ~%s", numfmt.Commas(b.Total))), v.width) + "\n")
 	}
-	out.WriteString(wrap(line, v.width) + "\n")
+	if len(marks) > 0 {
+		out.WriteString(wrap(strings.Join(marks, " · "), v.width) + "\n")
+	}
 	if c := b.Compaction; c != nil {
 		text := fmt.Sprintf("A compaction now would summarize %d %s (%s tokens) and keep %d word for word (%s tokens)",
 			c.SummarizeMessages, plural(c.SummarizeMessages, "message", "messages"), numfmt.Commas(c.SummarizeTokens),

@@ -32,15 +32,15 @@ func TestBreakdownText(t *testing.T) {
 		Total: 20_000, Estimate: 20_400, Window: 40_000, Threshold: 30_000, BackgroundMark: 24_000,
 		Compaction: &compaction.CutPreview{FirstKeptEntryID: "k1", SummarizeMessages: 12, SummarizeTokens: 14_000, KeepMessages: 4, KeepTokens: 3_000, IsSplitTurn: true, LedgerTokens: 420, LedgerBudget: 3000},
 	}}
-	want40 := `[context] 20,000 tokens of a 40,000-token window (50.0%)
+	want40 := `[context] 20,400 tokens of a 40,000-token window (51.0%)
 PPPPTTTTTTUUAAAAAAAAAOOOOOOOOOOOOOOOOOOOOO........:............|....................
   P system prompt        2,000   10.0%
   T tool definitions     3,000   15.0%
   U user                 1,000    5.0%
   A assistant text       4,000   20.0%
   O tool results        10,000   50.0%
-Next request ~20,400 tokens · auto-compaction above 30,000 (|) · background summary
-above 24,000 (:)
+  the kinds at 4 characters a token: ~20,000
+auto-compaction above 30,000 (|) · background summary above 24,000 (:)
 A compaction now would summarize 12 messages (14,000 tokens) and keep 4 word for
 word (3,000 tokens), cutting a turn in two; its summary would carry the user's rules
 and words, 420 tokens (budget 3,000)
@@ -62,7 +62,7 @@ and words, 420 tokens (budget 3,000)
 	b.Compaction, b.NotCompactable = nil, "the last entry is a compaction; nothing was added since"
 	b.Window, b.Threshold, b.BackgroundMark = 0, 0, 0
 	got := ansi.Strip(breakdownText(&view{width: 60, st: &st}, b, ""))
-	if !strings.HasPrefix(got, "[context] 20,000 tokens\n") || !strings.HasSuffix(got, "\nNext request ~20,400 tokens\nNothing to compact now: the last entry is a compaction;\nnothing was added since") {
+	if !strings.HasPrefix(got, "[context] 20,400 tokens\n") || !strings.HasSuffix(got, "\n  the kinds at 4 characters a token: ~20,000\nNothing to compact now: the last entry is a compaction;\nnothing was added since") {
 		t.Errorf("nothing to compact, no window:\n%s", got)
 	}
 }
