@@ -24,6 +24,8 @@ import (
 	east "github.com/yuin/goldmark/extension/ast"
 	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
+
+	"github.com/prime-agent/prime/internal/mdguard"
 )
 
 // Theme is the look of rendered markdown. A zero Style draws plain text.
@@ -68,7 +70,7 @@ const parsedLimit = 1024
 
 // New returns a renderer drawing with theme.
 func New(theme Theme) *Renderer {
-	md := goldmark.New(goldmark.WithExtensions(extension.Table, extension.Strikethrough, extension.TaskList))
+	md := goldmark.New(goldmark.WithExtensions(extension.Table, extension.Strikethrough, extension.TaskList, mdguard.Extension{}))
 	return &Renderer{md: md, theme: theme, styles: map[flags]sgr{}}
 }
 
