@@ -13,7 +13,8 @@
 //     spans or raw HTML are read in it, backslash escapes and entities
 //     still are. Each block costs at most MaxMarks × its length.
 //   - Nesting: a block quote or list marker more than [MaxNest] containers
-//     deep starts a paragraph instead, its markers shown as text.
+//     deep starts a paragraph instead, its markers shown as text (a line
+//     there that would have gone on with a paragraph starts a new one).
 //   - Tables: a table whose rows × (columns + header bytes), the cells its
 //     short rows are padded to and a header repeated per row, is more than
 //     [TableFactor] × its text (plus [TableSlack]) stays the paragraph it
@@ -135,7 +136,8 @@ func (inlineGuard) Parse(parent ast.Node, block text.Reader, pc parser.Context) 
 // nestGuard runs after the thematic break parser, before the block quote
 // and list parsers. Where a quote or
 // list would open more than MaxNest containers deep, it opens a paragraph
-// instead (the rest of the line is its text); elsewhere it opens nothing.
+// instead (the rest of the line is its text; a paragraph going on there
+// ends); elsewhere it opens nothing.
 type nestGuard struct {
 	// para is goldmark's paragraph parser, to which the paragraphs opened
 	// are left.
@@ -147,10 +149,8 @@ func (nestGuard) Trigger() []byte {
 }
 
 func (g nestGuard) Open(parent ast.Node, reader text.Reader, pc parser.Context) (ast.Node, parser.State) {
-	if last := pc.LastOpenedBlock(); parent.Kind() == ast.KindList || last.Node != nil && last.Node.Kind() == ast.KindParagraph {
-		// Only an item opens in a list, and a paragraph going on is
-		// interrupted by nothing of this guard's.
-		return nil, parser.NoChildren
+	if parent.Kind() == ast.KindList {
+		return nil, parser.NoChildren // only an item opens in a list
 	}
 	depth := 0
 	for p := parent; p != nil && depth <= MaxNest; p = p.Parent() {
