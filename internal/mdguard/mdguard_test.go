@@ -8,26 +8,9 @@ import (
 	"testing"
 
 	"github.com/yuin/goldmark"
-	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/text"
 )
-
-// blockDepth is the depth of doc's deepest block.
-func blockDepth(doc ast.Node) int {
-	depth := 0
-	var walk func(n ast.Node, d int)
-	walk = func(n ast.Node, d int) {
-		depth = max(depth, d)
-		for c := n.FirstChild(); c != nil; c = c.NextSibling() {
-			if c.Type() == ast.TypeBlock {
-				walk(c, d+1)
-			}
-		}
-	}
-	walk(doc, 0)
-	return depth
-}
 
 // Every shape at 90 KB: the inline parsers are offered no more than
 // MaxMarks × the text's length of work, blocks nest no deeper than MaxNest
@@ -42,10 +25,11 @@ func TestShapesBounded(t *testing.T) {
 			if w, most := m.Work(src), MaxMarks*len(src); w > most {
 				t.Errorf("inline work %d, more than %d", w, most)
 			}
-			if d := blockDepth(doc); d > MaxNest+3 {
-				t.Errorf("blocks nest %d deep", d)
+			depth, cells := Shape(doc)
+			if depth > MaxNest+3 {
+				t.Errorf("blocks nest %d deep", depth)
 			}
-			if _, cells := Shape(doc); cells > TableFactor*len(src)+TableSlack {
+			if cells > TableFactor*len(src)+TableSlack {
 				t.Errorf("%d table cells", cells)
 			}
 		})

@@ -50,8 +50,8 @@ func (m *Meter) Work(source []byte) int {
 	return w
 }
 
-// Shape is the depth of a tree (its deepest node's count of ancestors) and
-// its count of table cells.
+// Shape is the depth of a tree's blocks (its deepest block's count of
+// block ancestors) and its count of table cells.
 func Shape(doc ast.Node) (depth, cells int) {
 	var walk func(n ast.Node, d int)
 	walk = func(n ast.Node, d int) {
@@ -60,7 +60,9 @@ func Shape(doc ast.Node) (depth, cells int) {
 			cells++
 		}
 		for c := n.FirstChild(); c != nil; c = c.NextSibling() {
-			walk(c, d+1)
+			if c.Type() == ast.TypeBlock {
+				walk(c, d+1)
+			}
 		}
 	}
 	walk(doc, 0)
