@@ -22,6 +22,8 @@
 package mdguard
 
 import (
+	"bytes"
+
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/parser"
@@ -123,8 +125,8 @@ func (inlineGuard) Parse(parent ast.Node, block text.Reader, pc parser.Context) 
 	for end > 0 && (line[end-1] == '\n' || line[end-1] == '\r' || line[end-1] == ' ' || line[end-1] == '\t') {
 		end--
 	}
-	if end > 0 && line[end-1] == '\\' {
-		end--
+	if slashes := end - len(bytes.TrimRight(line[:end], "\\")); slashes%2 == 1 {
+		end-- // a backslash ending the line breaks it (an escaped one does not)
 	}
 	if end == 0 {
 		return nil

@@ -87,6 +87,8 @@ func TestPastTheRules(t *testing.T) {
 	for _, c := range []struct{ src, want string }{
 		{marks + " \\` &amp;", "<p>" + marks + " ` &amp;</p>\n"},
 		{marks + "  \nnext", "<p>" + marks + "<br>\nnext</p>\n"},
+		{marks + "\\\nnext", "<p>" + marks + "<br>\nnext</p>\n"},
+		{marks + "\\\\\nnext", "<p>" + marks + "\\\nnext</p>\n"},
 		{"# " + marks, "<h1>" + marks + "</h1>\n"},
 		{strings.Repeat("> ", MaxNest+2) + "a", strings.Repeat("<blockquote>\n", MaxNest) + "<p>&gt; &gt; a</p>\n" + strings.Repeat("</blockquote>\n", MaxNest)},
 		{wide + strings.Repeat("x\n", 1000), "<p>" + wide + strings.Repeat("x\n", 999) + "x</p>\n"},

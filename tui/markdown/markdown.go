@@ -10,6 +10,18 @@
 // Rendering is safe on a reply still streaming: an open code fence, a table
 // whose rows are arriving or an emphasis not yet closed render as what they
 // will be (see [Renderer.RenderPartial]).
+//
+// Rendering takes time linear in the text's size, whatever it holds, so
+// that no reply freezes the screen: the parser is bounded by
+// internal/mdguard, whose rules keep all the text and drop only markup
+// where goldmark would take quadratic time. A paragraph, heading or table
+// cell with more than 1,000 of the bytes * _ ~ [ ` < is shown as its plain
+// text; a quote or list more than 20 containers deep (a list and its item
+// count one each) starts a paragraph there, its markers shown; a table
+// whose short rows would be padded to far more cells than it has bytes is
+// shown as the text written. A reply streaming is parsed again whole at
+// most once a frame (the transcript keeps the frame's rendering), so its
+// cost is that of one rendering per frame.
 package markdown
 
 import (
