@@ -19,6 +19,13 @@
 // Secrets are masked before anything is written (see redact.go), unless
 // the caller turns that off.
 //
+// Rendering a message takes time linear in its size, whatever it holds:
+// the markdown parser is bounded by internal/mdguard, whose rules keep all
+// the text and drop only markup where goldmark would take quadratic time
+// (a paragraph with more than 1,000 of the bytes * _ ~ [ ` < is shown as
+// plain text; a quote or list more than 20 containers deep, or a table
+// whose padded cells would far outnumber its bytes, as the text written).
+//
 // The package sits above session and compaction (it reads a session
 // snapshot and uses compaction's history and receipt records) and below
 // agent, through which front ends reach it.

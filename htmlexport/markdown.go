@@ -11,6 +11,8 @@ import (
 	grenderer "github.com/yuin/goldmark/renderer"
 	ghtml "github.com/yuin/goldmark/renderer/html"
 	"github.com/yuin/goldmark/util"
+
+	"github.com/prime-agent/prime/internal/mdguard"
 )
 
 // markdown renders message text to HTML. What a model or a user writes is
@@ -25,7 +27,7 @@ type markdown struct {
 
 func newMarkdown() *markdown {
 	md := goldmark.New(
-		goldmark.WithExtensions(extension.GFM),
+		goldmark.WithExtensions(extension.GFM, mdguard.Extension{}),
 		goldmark.WithRendererOptions(
 			ghtml.WithHardWraps(),
 			grenderer.WithNodeRenderers(util.Prioritized(safeNodes{}, 100)),

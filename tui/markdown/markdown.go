@@ -10,6 +10,18 @@
 // Rendering is safe on a reply still streaming: an open code fence, a table
 // whose rows are arriving or an emphasis not yet closed render as what they
 // will be (see [Renderer.RenderPartial]).
+//
+// Rendering takes time linear in the text's size, whatever it holds, so
+// that no reply freezes the screen: the parser is bounded by
+// internal/mdguard, whose rules keep all the text and drop only markup
+// where goldmark would take quadratic time. A paragraph, heading or table
+// cell with more than 1,000 of the bytes * _ ~ [ ` < is shown as its plain
+// text; a quote or list more than 20 containers deep (a list and its item
+// count one each) starts a paragraph there, its markers shown; a table
+// whose short rows would be padded to far more cells than it has bytes is
+// shown as the text written. A reply streaming is parsed again whole at
+// most once a frame (the transcript keeps the frame's rendering), so its
+// cost is that of one rendering per frame.
 package markdown
 
 import (
@@ -24,6 +36,8 @@ import (
 	east "github.com/yuin/goldmark/extension/ast"
 	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
+
+	"github.com/prime-agent/prime/internal/mdguard"
 )
 
 // Theme is the look of rendered markdown. A zero Style draws plain text.
@@ -68,7 +82,7 @@ const parsedLimit = 1024
 
 // New returns a renderer drawing with theme.
 func New(theme Theme) *Renderer {
-	md := goldmark.New(goldmark.WithExtensions(extension.Table, extension.Strikethrough, extension.TaskList))
+	md := goldmark.New(goldmark.WithExtensions(extension.Table, extension.Strikethrough, extension.TaskList, mdguard.Extension{}))
 	return &Renderer{md: md, theme: theme, styles: map[flags]sgr{}}
 }
 
@@ -193,9 +207,14 @@ func (c *ctx) closure(n gast.Node) string {
 	return ""
 }
 
-// quote renders a block quote: its blocks under a bar.
+// quote renders a block quote: its blocks under a bar. Where the width
+// left has no room for the bar and a cell of text (a quote nested deep on
+// a narrow screen), its blocks are drawn as they are.
 func (c *ctx) quote(n gast.Node, width int) []string {
-	inner := c.blocks(n, max(width-2, 1), false)
+	if width < 3 {
+		return c.blocks(n, width, false)
+	}
+	inner := c.blocks(n, width-2, false)
 	bar := c.r.style(fQuote).wrap("│")
 	for i, l := range inner {
 		if l == "" {
@@ -208,7 +227,10 @@ func (c *ctx) quote(n gast.Node, width int) []string {
 }
 
 // list renders a list: each item's blocks under its marker, wrapped lines
-// indented to the marker's width.
+// indented to the marker's width. Where the width left has no room for
+// the marker and a cell of text (a list nested deep on a narrow screen, a
+// long number), each marker has a line of its own (cut to the width) and
+// the item's blocks follow it unindented.
 func (c *ctx) list(n *gast.List, width int) []string {
 	depth := 0
 	for p := n.Parent(); p != nil; p = p.Parent() {
@@ -232,11 +254,22 @@ func (c *ctx) list(n *gast.List, width int) []string {
 	}
 	var out []string
 	i := 0
+	if width < mw+2 {
+		for it := n.FirstChild(); it != nil; it = it.NextSibling() {
+			if i > 0 && !n.IsTight {
+				out = append(out, "")
+			}
+			out = append(out, c.r.style(fMarker).wrap(ansi.Truncate(markers[i], width, "…")))
+			out = append(out, c.blocks(it, width, n.IsTight)...)
+			i++
+		}
+		return out
+	}
 	for it := n.FirstChild(); it != nil; it = it.NextSibling() {
 		if i > 0 && !n.IsTight {
 			out = append(out, "")
 		}
-		inner := c.blocks(it, max(width-mw-1, 1), n.IsTight)
+		inner := c.blocks(it, width-mw-1, n.IsTight)
 		if len(inner) == 0 {
 			inner = []string{""}
 		}
@@ -307,7 +340,7 @@ func (c *ctx) code(src, lang string, width int, closed bool) []string {
 		}
 	}
 	if closed {
-		out = append(out, fence.wrap("```"))
+		out = append(out, fence.wrap(ansi.Truncate("```", width, "…")))
 	}
 	return out
 }
@@ -318,8 +351,11 @@ func (c *ctx) code(src, lang string, width int, closed bool) []string {
 func (c *ctx) codeLine(segs []seg, width int) []string {
 	text := plain(segs)
 	lead := len(text) - len(strings.TrimLeft(text, " "))
-	hang := min(2+lead+2, max(width/2, 4))
-	starts := codeBreaks(text, max(width-2, 1), max(width-hang, 1))
+	// On a screen narrower than the indents (code nested deep), they
+	// shrink to leave a cell for the code.
+	pad := min(2, width-1)
+	hang := min(2+lead+2, max(width/2, 4), width-1)
+	starts := codeBreaks(text, max(width-pad, 1), max(width-hang, 1))
 	out := make([]string, len(starts))
 	for i, from := range starts {
 		to := len(text)
@@ -331,7 +367,7 @@ func (c *ctx) codeLine(segs []seg, width int) []string {
 		case l == "":
 			out[i] = ""
 		case i == 0:
-			out[i] = "  " + l
+			out[i] = strings.Repeat(" ", max(pad, 0)) + l
 		default:
 			out[i] = strings.Repeat(" ", hang) + l
 		}

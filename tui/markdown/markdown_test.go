@@ -149,6 +149,32 @@ func TestTabsAndNarrow(t *testing.T) {
 	checkWidth(t, "narrow", r.Render("| a | b | c |\n|---|---|---|\n| 1 | 2 | 3 |\n\n- "+strings.Repeat("x", 30), 3), 10)
 }
 
+// Nesting deeper than a narrow screen has room for, and a list number
+// wider than it, still draw no wider than the screen and show their text.
+func TestNarrowNesting(t *testing.T) {
+	r := New(Theme{})
+	in4 := strings.Repeat("  ", 4)
+	q4 := strings.Repeat("> ", 4)
+	for _, c := range []struct {
+		src   string
+		width int
+	}{
+		{strings.Repeat("- ", 10) + "a", 10},
+		{strings.Repeat("- ", 10) + "a", 18},
+		{strings.Repeat("> ", 6) + "a", 10},
+		{strings.Repeat("> - ", 4) + "a\n\n" + in4 + "b", 10},
+		{"123456789. a", 10},
+		{strings.Repeat("- ", 4) + "x\n" + in4 + "```\n" + in4 + "a\n" + in4 + "```", 10},
+		{q4 + "| h | i |\n" + q4 + "|---|---|\n" + q4 + "| a | b |", 10},
+	} {
+		out := r.Render(c.src, c.width)
+		checkWidth(t, c.src, out, c.width)
+		if !strings.Contains(out, "a") {
+			t.Errorf("%q at %d columns lost its text:\n%s", c.src, c.width, out)
+		}
+	}
+}
+
 func FuzzRender(f *testing.F) {
 	f.Add("# h\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n```go\nx\n```\n> q\n- l", uint8(40))
 	f.Add("**a `b ~~c", uint8(12))
