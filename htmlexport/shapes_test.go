@@ -15,17 +15,6 @@ import (
 
 var tag = regexp.MustCompile(`<[^>]*>`)
 
-// alnum counts the letters and digits of s by byte.
-func alnum(s string) map[byte]int {
-	n := map[byte]int{}
-	for i := range len(s) {
-		if c := s[i]; 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' {
-			n[c]++
-		}
-	}
-	return n
-}
-
 // Each shape goldmark would parse in superlinear time, at 90 KB: its
 // letters and digits all show in the page's text, blocks nest and tables
 // grow no more than the guard's bounds, the inline parsers are offered no
@@ -36,15 +25,7 @@ func TestShapesBounded(t *testing.T) {
 	small := mdguard.Shapes(30 << 10)
 	for i, s := range mdguard.Shapes(90 << 10) {
 		t.Run(s.Name, func(t *testing.T) {
-			done := make(chan struct{})
-			defer close(done)
-			go func() {
-				select {
-				case <-done:
-				case <-time.After(2 * time.Minute): // a backstop only: the bounds are counted
-					panic("rendering " + s.Name + " has not ended in 2 minutes")
-				}
-			}()
+			defer mdguard.Backstop("rendering "+s.Name, 2*time.Minute)() // only a backstop: the bounds are counted
 			md := newMarkdown()
 			var m mdguard.Meter
 			md.md.Parser().AddOptions(m.Option())
@@ -53,7 +34,7 @@ func TestShapesBounded(t *testing.T) {
 				t.Errorf("inline work %d, more than %d", w, most)
 			}
 			shown := html.UnescapeString(tag.ReplaceAllString(out, ""))
-			for c, n := range alnum(s.Text) {
+			for c, n := range mdguard.Letters(s.Text) {
 				// An ordered list's numbers are the page's <ol>, not text: up
 				// to MaxNest of them.
 				if got := strings.Count(shown, string(c)); got < n-mdguard.MaxNest {

@@ -408,12 +408,7 @@ func TestPasteAndDoubleEscape(t *testing.T) {
 	h.waitText("first pasted line\nsecond pasted line")
 	h.enter()
 	h.waitIdle("Got both lines.")
-	var sent string
-	for _, it := range h.ag.Transcript().Items {
-		if it.Kind == agent.TranscriptUser {
-			sent = userText(it.Message.(*llm.UserMessage).Content)
-		}
-	}
+	sent := h.lastUserText()
 	if sent != "first pasted line\nsecond pasted line" {
 		t.Errorf("sent %q", sent)
 	}
@@ -423,6 +418,17 @@ func TestPasteAndDoubleEscape(t *testing.T) {
 	h.waitText("Session Tree", "› • assistant: Got both lines. ← you are here")
 	h.key(tea.KeyEnter)
 	h.waitText("Already at this point")
+}
+
+// lastUserText is the text of the latest user message in the transcript.
+func (h *harness) lastUserText() string {
+	var sent string
+	for _, it := range h.ag.Transcript().Items {
+		if it.Kind == agent.TranscriptUser {
+			sent = userText(it.Message.(*llm.UserMessage).Content)
+		}
+	}
+	return sent
 }
 
 func TestLargePasteFolds(t *testing.T) {
@@ -452,12 +458,7 @@ func TestLargePasteFolds(t *testing.T) {
 	h.typeText(" please")
 	h.enter()
 	h.waitIdle("Read the log.")
-	var sent string
-	for _, it := range h.ag.Transcript().Items {
-		if it.Kind == agent.TranscriptUser {
-			sent = userText(it.Message.(*llm.UserMessage).Content)
-		}
-	}
+	sent := h.lastUserText()
 	if want := "look at " + log + " please"; sent != want {
 		t.Errorf("sent %q, want %q", sent, want)
 	}

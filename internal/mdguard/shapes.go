@@ -1,6 +1,9 @@
 package mdguard
 
-import "strings"
+import (
+	"strings"
+	"time"
+)
 
 // A Text is a named markdown text.
 type Text struct {
@@ -45,4 +48,31 @@ func Shapes(n int) []Text {
 		{"table-wide", strings.Repeat("|a", n/8) + "|\n" + strings.Repeat("|-", n/8) + "|\n" + strings.Repeat("x\n", n/4)},
 		{"table-header", "| " + strings.Repeat("a", n/2) + " | b |\n|---|---|\n" + strings.Repeat("|x|\n", n/8)},
 	}
+}
+
+// Letters counts the letters and digits of s, by byte: what a renderer
+// must show of a shape, whatever markup it drops.
+func Letters(s string) map[byte]int {
+	n := map[byte]int{}
+	for i := range len(s) {
+		if c := s[i]; 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' {
+			n[c]++
+		}
+	}
+	return n
+}
+
+// Backstop panics, naming what, when stop has not been called within d:
+// for a test whose bounds are counted, so that a renderer that runs away
+// still ends the test. Call stop when the work is done.
+func Backstop(what string, d time.Duration) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-done:
+		case <-time.After(d):
+			panic(what + " has not ended in " + d.String())
+		}
+	}()
+	return func() { close(done) }
 }
