@@ -227,12 +227,9 @@ value:
 	}
 	switch c := b[i]; c {
 	case '"':
-		if j := i + 1 - v.at; j >= 0 && j < 64 {
-			from := ^uint64(0) << uint(j)
-			if q := v.m.Quote & from; q != 0 && (v.m.Control|v.m.Escaped)&from&(q&-q-1) == 0 {
-				i = v.at + bits.TrailingZeros64(q) + 1
-				goto next
-			}
+		if end := v.shortStr(i); end > 0 {
+			i = end
+			goto next
 		}
 		if i, ok = v.strAt(i); !ok {
 			return false
@@ -331,12 +328,9 @@ member:
 	if i >= len(b) || b[i] != '"' {
 		return false
 	}
-	if j := i + 1 - v.at; j >= 0 && j < 64 {
-		from := ^uint64(0) << uint(j)
-		if q := v.m.Quote & from; q != 0 && (v.m.Control|v.m.Escaped)&from&(q&-q-1) == 0 {
-			i = v.at + bits.TrailingZeros64(q) + 1
-			goto colon
-		}
+	if end := v.shortStr(i); end > 0 {
+		i = end
+		goto colon
 	}
 	if i, ok = v.strAt(i); !ok {
 		return false
@@ -352,6 +346,20 @@ colon:
 		i = skipSpace(b, i)
 	}
 	goto value
+}
+
+// shortStr reads the string whose opening quote is at i when it ends in
+// the chunk at hand without escapes or control bytes, the common case:
+// where it ends, or 0 when it is not such a string (strAt reads it then).
+// It is small enough to be inlined.
+func (v *validator) shortStr(i int) int {
+	if j := uint(i + 1 - v.at); j < 64 {
+		from := ^uint64(0) << j
+		if q := v.m.Quote & from; q != 0 && (v.m.Control|v.m.Escaped)&from&(q&-q-1) == 0 {
+			return v.at + bits.TrailingZeros64(q) + 1
+		}
+	}
+	return 0
 }
 
 // strAt reads the string whose opening quote is at i: where it ends (just
