@@ -4,7 +4,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	stdjson "encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os/exec"
 	"strings"
 	"sync"
@@ -37,6 +40,47 @@ func (c *connection) close() error {
 		c.killGroup()
 	})
 	return c.closeErr
+}
+
+// broken reports whether err is a server's output that broke the protocol
+// (a message over the limit, output that is not JSON): its connection
+// cannot go on.
+func broken(err error) bool {
+	var big *MessageTooLargeError
+	var syntax *stdjson.SyntaxError
+	return errors.As(err, &big) || errors.As(err, &syntax)
+}
+
+// closeAfter closes a connection that ended with err; a server that broke
+// the protocol is killed at once rather than asked to exit (it may be
+// writing still, and reads nothing).
+func (c *connection) closeAfter(err error) {
+	if broken(err) {
+		c.killGroup()
+	}
+	c.close()
+}
+
+// ending words, for the user, how a connection that ended with err ended
+// (the error of the session's read): "stopped (exit status 9)", "sent a
+// message over the 32 MB limit and was disconnected". Call it after
+// close, which waits for a stdio server's process.
+func (c *connection) ending(err error) string {
+	var big *MessageTooLargeError
+	var syntax *stdjson.SyntaxError
+	switch {
+	case errors.As(err, &big):
+		return fmt.Sprintf("sent a message over the %d MB limit and was disconnected", big.Limit>>20)
+	case errors.As(err, &syntax):
+		return fmt.Sprintf("wrote output that is not JSON-RPC (%v) and was disconnected", syntax)
+	}
+	if c.cmd != nil && c.cmd.ProcessState != nil {
+		return "stopped (" + c.cmd.ProcessState.String() + ")"
+	}
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, sdk.ErrConnectionClosed) {
+		return "stopped (" + err.Error() + ")"
+	}
+	return "stopped"
 }
 
 func (c *connection) instructions() string {
