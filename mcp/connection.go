@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -29,13 +30,28 @@ type connection struct {
 	closeErr  error
 }
 
+// closeWait is how long closing a session may take (its stdio server
+// asked to exit, then sent SIGTERM and SIGKILL) before the server's process
+// group is killed.
+const closeWait = 4 * terminateWait
+
 // close ends the session: for stdio the server's input is closed, then it
 // is sent SIGTERM and SIGKILL if it does not exit, and whatever is left of
 // its process group (children of wrappers such as npx) is killed.
 func (c *connection) close() error {
 	c.closeOnce.Do(func() {
 		if c.sess != nil {
-			c.closeErr = c.sess.Close()
+			closed := make(chan error, 1)
+			go func() { closed <- c.sess.Close() }()
+			select {
+			case c.closeErr = <-closed:
+			case <-time.After(closeWait):
+				// The session waits for the answers being written to the
+				// server, and one that reads nothing never takes them:
+				// its end fails the writes.
+				c.killGroup()
+				c.closeErr = <-closed
+			}
 		}
 		c.killGroup()
 	})

@@ -38,7 +38,10 @@
 // reading one costs up to about three times that while it is decoded. A
 // server past it, or one writing output that is not JSON-RPC, is
 // disconnected (killed, for stdio) with an error naming it and what it did,
-// and the next call starts it again; the other servers go on. A server that
+// and the next call starts it again; the other servers go on. Prime stops
+// reading a stdio server that has 256 requests awaiting answers it does not
+// read (its call then ends at the timeout), and kills one whose session
+// does not close within 8 s. A server that
 // stops during a call fails the call with how it ended (its exit status or
 // signal) and the end of its stderr.
 //

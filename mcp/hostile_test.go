@@ -96,6 +96,15 @@ func serveHostile(mode string) {
 				send(map[string]any{"jsonrpc": "2.0", "method": "notifications/message",
 					"params": map[string]any{"level": "error", "logger": "flood", "data": "LONG" + strings.Repeat("y", 1<<20)}})
 				reply(text("survived " + strconv.Itoa(n)))
+			case "pingflood":
+				// Requests as fast as the pipe takes them, their answers
+				// never read.
+				end := time.Now().Add(8 * time.Second)
+				var n int
+				for ; time.Now().Before(end); n++ {
+					send(map[string]any{"jsonrpc": "2.0", "id": "p" + strconv.Itoa(n), "method": "ping"})
+				}
+				reply(text("survived " + strconv.Itoa(n)))
 			case "exit":
 				fmt.Fprintln(os.Stderr, "fatal: out of cheese")
 				os.Exit(9)
@@ -244,6 +253,24 @@ func TestNeverAnswers(t *testing.T) {
 
 // A server flooding log messages: the call still completes, memory stays
 // bounded and each logged message is bounded.
+// A server flooding requests without reading their answers: Prime's
+// memory stays bounded, and the call ends at the entry's timeout.
+func TestRequestFlood(t *testing.T) {
+	srv := hostile(t, "flood", "pingflood")
+	srv.Timeout = 4 * time.Second
+	m, _ := startManager(t, srv)
+	stop := peakHeap()
+	res, err, took := runAct(t, m, "flood", bound)
+	peak := stop()
+	t.Logf("after %v, peak heap growth %d MB: %s %v", took, peak>>20, llm.TextOf(res.Content), err)
+	if err == nil || !strings.Contains(err.Error(), "did not answer within 4s") || took > 30*time.Second {
+		t.Errorf("after %v: %v", took, err)
+	}
+	if peak > 64<<20 {
+		t.Errorf("the heap grew by %d MB", peak>>20)
+	}
+}
+
 func TestLogFlood(t *testing.T) {
 	logFile := t.TempDir() + "/mcp.log"
 	srv := hostile(t, "flood", "flood")

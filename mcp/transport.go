@@ -9,9 +9,11 @@ import (
 	"net/http"
 	"os/exec"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -88,7 +90,11 @@ func (t *commandTransport) Connect(ctx context.Context) (sdk.Connection, error) 
 	out := &lineReader{r: stdout, limit: MaxMessageBytes}
 	io := &sdk.IOTransport{Reader: io.NopCloser(out), Writer: &processInput{cmd: t.cmd, stdin: stdin, terminate: t.terminate},
 		MaxLineLength: -1}
-	return io.Connect(ctx)
+	conn, err := io.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return newBoundedConn(conn), nil
 }
 
 // processInput is a stdio server's input; closing it stops the server.
@@ -163,3 +169,59 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 }
 
 func (b *limitedBody) Close() error { return b.rc.Close() }
+
+// maxServerRequests bounds the requests of a stdio server awaiting Prime's
+// answer. The SDK queues a server's requests without bound, each holding
+// memory until answered, and answers cannot be written to a server that
+// reads nothing: a server flooding requests (pings) without reading its
+// input would make Prime hold every one. Past the bound Prime reads
+// nothing more from the server until answers go out; a server that does
+// not read its input then gets no further, and its call ends at the
+// entry's timeout.
+const maxServerRequests = 256
+
+// boundedConn is a connection that stops reading while maxServerRequests
+// requests of the server are unanswered.
+type boundedConn struct {
+	sdk.Connection
+	slots     chan struct{}
+	closed    chan struct{}
+	closeOnce sync.Once
+}
+
+func newBoundedConn(c sdk.Connection) *boundedConn {
+	return &boundedConn{Connection: c, slots: make(chan struct{}, maxServerRequests), closed: make(chan struct{})}
+}
+
+func (b *boundedConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := b.Connection.Read(ctx)
+	if req, ok := msg.(*jsonrpc.Request); err == nil && ok && req.IsCall() {
+		select {
+		case b.slots <- struct{}{}:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-b.closed:
+			return nil, io.EOF
+		}
+	}
+	return msg, err
+}
+
+// Write frees a request's slot once its answer is written (or failed):
+// an answer blocked on a server that reads nothing holds its memory until
+// then.
+func (b *boundedConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	err := b.Connection.Write(ctx, msg)
+	if _, ok := msg.(*jsonrpc.Response); ok {
+		select {
+		case <-b.slots:
+		default:
+		}
+	}
+	return err
+}
+
+func (b *boundedConn) Close() error {
+	b.closeOnce.Do(func() { close(b.closed) })
+	return b.Connection.Close()
+}
