@@ -41,9 +41,9 @@
 // and the next call starts it again; the other servers go on. Prime stops
 // reading a stdio server that has 256 requests awaiting answers it does not
 // read (its call then ends at the timeout), and kills one whose session
-// does not close within 8 s. A server that
-// stops during a call fails the call with how it ended (its exit status or
-// signal) and the end of its stderr.
+// does not close within 8 s. A server that stops during a call fails the
+// call with how it ended (its exit status or signal) and the end of its
+// stderr.
 //
 // Where Prime does differently from pi, and why:
 //   - Every tool offered is declared to the model directly (pi's "direct"
