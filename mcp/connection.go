@@ -4,10 +4,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	stdjson "encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os/exec"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -26,17 +30,73 @@ type connection struct {
 	closeErr  error
 }
 
+// closeWait is how long closing a session may take (its stdio server
+// asked to exit, then sent SIGTERM and SIGKILL) before the server's process
+// group is killed.
+const closeWait = 4 * terminateWait
+
 // close ends the session: for stdio the server's input is closed, then it
 // is sent SIGTERM and SIGKILL if it does not exit, and whatever is left of
 // its process group (children of wrappers such as npx) is killed.
 func (c *connection) close() error {
 	c.closeOnce.Do(func() {
 		if c.sess != nil {
-			c.closeErr = c.sess.Close()
+			closed := make(chan error, 1)
+			go func() { closed <- c.sess.Close() }()
+			select {
+			case c.closeErr = <-closed:
+			case <-time.After(closeWait):
+				// The session waits for the answers being written to the
+				// server, and one that reads nothing never takes them:
+				// its end fails the writes.
+				c.killGroup()
+				c.closeErr = <-closed
+			}
 		}
 		c.killGroup()
 	})
 	return c.closeErr
+}
+
+// broken reports whether err is a server's output that broke the protocol
+// (a message over the limit, output that is not JSON): its connection
+// cannot go on.
+func broken(err error) bool {
+	var big *MessageTooLargeError
+	var syntax *stdjson.SyntaxError
+	return errors.As(err, &big) || errors.As(err, &syntax)
+}
+
+// closeAfter closes a connection that ended with err; a server that broke
+// the protocol is killed at once rather than asked to exit (it may be
+// writing still, and reads nothing).
+func (c *connection) closeAfter(err error) {
+	if broken(err) {
+		c.killGroup()
+	}
+	c.close()
+}
+
+// ending words, for the user, how a connection that ended with err ended
+// (the error of the session's read): "stopped (exit status 9)", "sent a
+// message over the 32 MB limit and was disconnected". Call it after
+// close, which waits for a stdio server's process.
+func (c *connection) ending(err error) string {
+	var big *MessageTooLargeError
+	var syntax *stdjson.SyntaxError
+	switch {
+	case errors.As(err, &big):
+		return fmt.Sprintf("sent a message over the %d MB limit and was disconnected", big.Limit>>20)
+	case errors.As(err, &syntax):
+		return fmt.Sprintf("wrote output that is not JSON-RPC (%v) and was disconnected", syntax)
+	}
+	if c.cmd != nil && c.cmd.ProcessState != nil {
+		return "stopped (" + c.cmd.ProcessState.String() + ")"
+	}
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, sdk.ErrConnectionClosed) {
+		return "stopped (" + err.Error() + ")"
+	}
+	return "stopped"
 }
 
 func (c *connection) instructions() string {

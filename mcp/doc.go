@@ -29,7 +29,21 @@
 // error result when the server says isError; text over 20 KB loses its
 // middle, the whole saved to a file the result names. A progress
 // notification for a call starts its timeout again. The servers' log
-// messages (info and above) go to Options.LogFile (the agent's mcp.log).
+// messages (info and above) go to Options.LogFile (the agent's mcp.log),
+// each cut to 8 KB.
+//
+// A server cannot make Prime hold without bound what it sends: one message
+// (a stdio line, an HTTP response body, a server-sent event) is at most
+// [MaxMessageBytes], 32 MB, which holds a result of some 20 MB of images;
+// reading one costs up to about three times that while it is decoded. A
+// server past it, or one writing output that is not JSON-RPC, is
+// disconnected (killed, for stdio) with an error naming it and what it did,
+// and the next call starts it again; the other servers go on. Prime stops
+// reading a stdio server that has 256 requests awaiting answers it does not
+// read (its call then ends at the timeout), and kills one whose session
+// does not close within 8 s. A server that stops during a call fails the
+// call with how it ended (its exit status or signal) and the end of its
+// stderr.
 //
 // Where Prime does differently from pi, and why:
 //   - Every tool offered is declared to the model directly (pi's "direct"

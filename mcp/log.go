@@ -16,6 +16,10 @@ const logLevel sdk.LoggingLevel = "info"
 // maxLogSize is the size past which mcp.log is moved to mcp.log.1.
 const maxLogSize = 5 << 20
 
+// maxLogMessage bounds the text of one logged message: a server's log can
+// be anything it sends, and one message must not fill the log alone.
+const maxLogMessage = 8 << 10
+
 // log appends a server's log message to the log file, if there is one.
 // A log that cannot be written loses the message: logging never fails a
 // server.
@@ -30,6 +34,9 @@ func (m *Manager) log(server string, p *sdk.LoggingMessageParams) {
 			return
 		}
 		msg = string(b)
+	}
+	if len(msg) > maxLogMessage {
+		msg = fmt.Sprintf("%s… (%d bytes cut)", cutAt(msg, maxLogMessage, false), len(msg)-len(cutAt(msg, maxLogMessage, false)))
 	}
 	line := fmt.Sprintf("%s [%s] %s %s: %s\n", time.Now().UTC().Format(time.RFC3339), server, p.Level, p.Logger,
 		strings.ReplaceAll(msg, "\n", "\\n"))

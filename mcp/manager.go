@@ -298,19 +298,16 @@ func (m *Manager) watch(s *server, c *connection) {
 	if !mine {
 		return // closed on purpose, or by a call that saw it go
 	}
-	c.close() // waits for the process, so its stderr is all read
+	c.closeAfter(err) // waits for the process, so its stderr is all read
 	m.mu.Lock()
 	if s.conn != c {
 		m.mu.Unlock()
 		return
 	}
 	s.conn, s.state = nil, StateDisconnected
-	why := "it exited"
-	if err != nil {
-		why = err.Error()
-	}
-	s.err = withStderr(errors.New("the server stopped: "+why), c)
-	msg := fmt.Sprintf("MCP server %s stopped (%s); it is started again on the next call", s.cfg.Name, why)
+	why := c.ending(err)
+	s.err = withStderr(errors.New("the server "+why), c)
+	msg := fmt.Sprintf("MCP server %s %s; it is started again on the next call", s.cfg.Name, why)
 	m.mu.Unlock()
 	m.report(s.cfg.Name, StateDisconnected, msg)
 }
@@ -465,7 +462,7 @@ func (m *Manager) open(ctx context.Context, cfg Server, s *server) (*connection,
 		cmd.Stderr = c.stderr
 		ownGroup(cmd)
 		c.cmd = cmd
-		t = &startedTransport{CommandTransport: sdk.CommandTransport{Command: cmd, TerminateDuration: terminateWait}, started: func() {
+		t = &commandTransport{cmd: cmd, terminate: terminateWait, started: func() {
 			m.mu.Lock()
 			defer m.mu.Unlock()
 			s.dialing = c
@@ -478,14 +475,16 @@ func (m *Manager) open(ctx context.Context, cfg Server, s *server) (*connection,
 		if hc == nil {
 			hc = http.DefaultClient
 		}
-		if len(cfg.Headers) > 0 {
-			base := hc.Transport
-			if base == nil {
-				base = http.DefaultTransport
-			}
-			hc = &http.Client{Transport: headerTransport{base: base, headers: cfg.Headers, origin: origin(cfg.URL)}, Timeout: hc.Timeout}
+		base := hc.Transport
+		if base == nil {
+			base = http.DefaultTransport
 		}
-		t = &sdk.StreamableClientTransport{Endpoint: cfg.URL, HTTPClient: hc, MaxRetries: 2}
+		if len(cfg.Headers) > 0 {
+			base = headerTransport{base: base, headers: cfg.Headers, origin: origin(cfg.URL)}
+		}
+		limited := *hc
+		limited.Transport = limitBodies{base: base}
+		t = &sdk.StreamableClientTransport{Endpoint: cfg.URL, HTTPClient: &limited, MaxRetries: 2, MaxEventSize: MaxMessageBytes}
 	}
 	sess, err := client.Connect(ctx, t, nil)
 	m.mu.Lock()
@@ -532,21 +531,6 @@ func (m *Manager) progressed(p *sdk.ProgressNotificationParams) {
 	if f != nil {
 		f(p)
 	}
-}
-
-// startedTransport is a CommandTransport that says when the process has
-// started.
-type startedTransport struct {
-	sdk.CommandTransport
-	started func()
-}
-
-func (t *startedTransport) Connect(ctx context.Context) (sdk.Connection, error) {
-	conn, err := t.CommandTransport.Connect(ctx)
-	if err == nil {
-		t.started()
-	}
-	return conn, err
 }
 
 // refreshTools lists the tools again after the server said they changed.

@@ -36,6 +36,8 @@ func TestMain(m *testing.M) {
 		}
 		_, _ = io.Copy(io.Discard, os.Stdin)
 		select {}
+	case "hostile":
+		serveHostile(os.Getenv(envHostile))
 	case "exit":
 		fmt.Fprintln(os.Stderr, "boom: the server's configuration is missing")
 		os.Exit(3)

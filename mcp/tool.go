@@ -160,20 +160,21 @@ func (t *Tool) callError(ctx, cctx context.Context, c *connection, err error) er
 		return ctx.Err()
 	case context.Cause(cctx) == errTimeout:
 		return fmt.Errorf("MCP server %s did not answer within %v (the entry's timeout)", name, t.s.cfg.Timeout)
-	case errors.Is(err, sdk.ErrConnectionClosed), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+	case errors.Is(err, sdk.ErrConnectionClosed), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), broken(err):
 		// Closed first: that waits for the process, so its stderr is all
-		// read by the time the error quotes it.
-		c.close()
+		// read by the time the error quotes it, and how it ended is known.
+		c.closeAfter(err)
+		why := c.ending(err)
 		t.m.mu.Lock()
 		mine := t.s.conn == c
 		if mine {
-			t.s.conn, t.s.state, t.s.err = nil, StateDisconnected, withStderr(errors.New("the server stopped during a call"), c)
+			t.s.conn, t.s.state, t.s.err = nil, StateDisconnected, withStderr(errors.New("the server "+why+" during a call"), c)
 		}
 		t.m.mu.Unlock()
 		if mine {
-			t.m.report(name, StateDisconnected, fmt.Sprintf("MCP server %s stopped during a call; it is started again on the next call", name))
+			t.m.report(name, StateDisconnected, fmt.Sprintf("MCP server %s %s during a call; it is started again on the next call", name, why))
 		}
-		return fmt.Errorf("MCP server %s stopped during the call (%w); it is started again on the next call", name, withStderr(err, c))
+		return fmt.Errorf("MCP server %s %s during the call; it is started again on the next call: %w", name, why, withStderr(err, c))
 	}
 	return fmt.Errorf("MCP server %s: %w", name, err)
 }
