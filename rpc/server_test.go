@@ -163,11 +163,24 @@ func TestBadInput(t *testing.T) {
 // TestTwoPromptsTogether: the second of two prompts sent in one write is
 // queued, not lost, and each response precedes what it caused.
 func TestTwoPromptsTogether(t *testing.T) {
+	// The first reply is held until the second prompt has been answered,
+	// so that the first run is still going when the second arrives
+	// however busy the machine (a fast reply could otherwise end the run
+	// before the server reads the second line, which then starts a run of
+	// its own, as it should).
 	srv := llmtest.NewAnthropic(t)
-	srv.Handle(echo)
+	release := make(chan struct{})
+	srv.Handle(func(r *llmtest.Request) llmtest.Reply {
+		if r.LastUserText() == "first" {
+			<-release
+		}
+		return echo(r)
+	})
 	h := start(t, srv, settingsFor(t))
 	h.send(`{"id":"1","type":"prompt","message":"first"}`, `{"id":"2","type":"prompt","message":"second"}`)
-	got := h.until(func(m msg) bool { return m.isEvent("agent_settled") })
+	got := h.until(func(m msg) bool { return m.isResponse("2") })
+	close(release)
+	got = append(got, h.until(func(m msg) bool { return m.isEvent("agent_settled") })...)
 	n := names(got)
 	if !strings.HasPrefix(n, "response:1 ") {
 		t.Errorf("the first response does not come first: %s", n)
