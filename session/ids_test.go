@@ -85,3 +85,30 @@ func TestSortIDs(t *testing.T) {
 		}
 	}
 }
+
+// FuzzHexID checks the eight-digits-at-once hexID against reading the
+// digits one by one: the same ids accepted (exactly eight of 0-9 and a-f),
+// the same values.
+func FuzzHexID(f *testing.F) {
+	for _, s := range []string{"00000000", "ffffffff", "0123abcd", "9a8b7c6d", "0123ABCD", "0123abc", "0123abcde", "0123abg0", "/:`g@G\x80\xff", "0000000\xb0"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var want uint32
+		wantOK := len(b) == 8
+		for _, c := range b {
+			switch {
+			case c >= '0' && c <= '9':
+				want = want<<4 | uint32(c-'0')
+			case c >= 'a' && c <= 'f':
+				want = want<<4 | uint32(c-'a'+10)
+			default:
+				wantOK = false
+			}
+		}
+		got, ok := hexID(b)
+		if ok != wantOK || ok && got != want {
+			t.Fatalf("hexID(%q) = %08x, %v; want %08x, %v", b, got, ok, want, wantOK)
+		}
+	})
+}

@@ -2,7 +2,9 @@ package session
 
 import (
 	"bytes"
+	"encoding/binary"
 	"hash/crc32"
+	"math/bits"
 
 	"github.com/go-json-experiment/json"
 
@@ -284,18 +286,26 @@ func hexID(b []byte) (uint32, bool) {
 	if len(b) != 8 {
 		return 0, false
 	}
-	var v uint32
-	for _, c := range b {
-		switch {
-		case c >= '0' && c <= '9':
-			v = v<<4 | uint32(c-'0')
-		case c >= 'a' && c <= 'f':
-			v = v<<4 | uint32(c-'a'+10)
-		default:
-			return 0, false
-		}
+	// All eight digits at once: a branch per digit mispredicts on random
+	// ids. For bytes below 0x80, adding 0x80-lo sets a byte's high bit
+	// exactly when it is at least lo, and adding 0x7f-hi exactly when it
+	// is above hi; no sum carries into the next byte.
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	x := binary.LittleEndian.Uint64(b)
+	atLeast := func(lo uint64) uint64 { return x + ones*(0x80-lo) }
+	digits := atLeast('0') &^ atLeast('9'+1) & highs
+	letters := atLeast('a') &^ atLeast('f'+1) & highs
+	if x&highs != 0 || digits|letters != highs {
+		return 0, false
 	}
-	return v, true
+	// Each byte's value, 'a' (1 in its low four bits) to 10; then the
+	// nibbles packed in pairs, the pairs in fours, the first digit the
+	// most significant.
+	n := x&(ones*0x0f) + (letters>>7)*9
+	n = (n&0x000f000f000f000f)<<4 | n>>8&0x000f000f000f000f
+	n = (n | n>>8) & 0x0000ffff0000ffff
+	n = (n | n>>16) & 0xffffffff
+	return bits.ReverseBytes32(uint32(n)), true
 }
 
 // appendHexID writes an id read by hexID back as its eight digits.

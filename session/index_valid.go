@@ -1,6 +1,7 @@
 package session
 
 import (
+	"encoding/binary"
 	"math/bits"
 
 	"github.com/prime-agent/prime/internal/jsonscan"
@@ -191,7 +192,20 @@ func numberEnd(b []byte, i int) (int, bool) {
 	return i, true
 }
 
+// digits returns the index of the first byte at or after i in b that is
+// not a decimal digit, eight bytes at a time while eight remain. A byte
+// is flagged when it is below '0', above '9' or not ASCII; a non-ASCII
+// byte can carry into the bytes after it, never into those before, so the
+// lowest flagged byte is always the first non-digit.
 func digits(b []byte, i int) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for i+8 <= len(b) {
+		x := binary.LittleEndian.Uint64(b[i:])
+		if other := (^(x + ones*(0x80-'0')) | (x + ones*(0x80-'9'-1)) | x) & highs; other != 0 {
+			return i + bits.TrailingZeros64(other)/8
+		}
+		i += 8
+	}
 	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
 		i++
 	}
