@@ -128,33 +128,40 @@ func (x *idIndex) add(i int32, id string, v uint32, hex bool) {
 }
 
 // sortIDs sorts keys of the form id<<32 | index, given in ascending order
-// of index: a stable radix sort on the id, two passes of 16 bits (several
+// of index: a stable radix sort on the id, four passes of 8 bits (several
 // times faster than a comparison sort on the hundreds of thousands of
-// keys of a long session); a short list is sorted by comparison.
+// keys of a long session, and 2.5 times faster than two passes of 16 bits,
+// whose counts do not stay in the first-level cache); a short list is
+// sorted by comparison.
 func sortIDs(keys []uint64) {
 	if len(keys) < 1<<12 {
 		slices.Sort(keys)
 		return
 	}
+	// Every pass's counts at once, then each pass moves the keys by its
+	// byte of the id, in the order the pass before left them.
+	var count [4][256]int32
+	for _, k := range keys {
+		count[0][k>>32&0xff]++
+		count[1][k>>40&0xff]++
+		count[2][k>>48&0xff]++
+		count[3][k>>56]++
+	}
 	tmp := make([]uint64, len(keys))
 	src, dst := keys, tmp
-	var count [1 << 16]int
-	for shift := uint(32); shift < 64; shift += 16 {
-		clear(count[:])
-		for _, k := range src {
-			count[k>>shift&0xffff]++
+	for pass := range count {
+		c := &count[pass]
+		var sum int32
+		for i, n := range c {
+			c[i], sum = sum, sum+n
 		}
-		sum := 0
-		for i, c := range count {
-			count[i] = sum
-			sum += c
-		}
+		shift := uint(32 + 8*pass)
 		for _, k := range src {
-			d := k >> shift & 0xffff
-			dst[count[d]] = k
-			count[d]++
+			d := k >> shift & 0xff
+			dst[c[d]] = k
+			c[d]++
 		}
 		src, dst = dst, src
 	}
-	// Two passes: the result is back in keys.
+	// An even number of passes: the result is back in keys.
 }
