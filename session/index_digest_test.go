@@ -303,7 +303,7 @@ func TestDigestsSeeChanges(t *testing.T) {
 				}
 			}
 		}
-		if tried < 100 {
+		if tried < 60 {
 			t.Fatalf("only %d changes tried", tried)
 		}
 	}
