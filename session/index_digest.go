@@ -256,15 +256,13 @@ func (s *Session) sumLine(off int64, line []byte, crc uint32) {
 }
 
 // sumTo extends the session's sums to the lines of r that start below
-// to, a line start, reading them.
-func (s *Session) sumTo(r io.ReaderAt, to int64) error {
+// to, a line start, reading them. When that fails the sums stay short,
+// which is sound: saving the index reads what they lack (or fails too).
+func (s *Session) sumTo(r io.ReaderAt, to int64) {
 	if s.summed >= to {
-		return nil
+		return
 	}
-	d, err := fileDigests(r, s.summed, to)
-	if err != nil {
-		return err
+	if d, err := fileDigests(r, s.summed, to); err == nil {
+		s.addDigests(d)
 	}
-	s.addDigests(d)
-	return nil
 }

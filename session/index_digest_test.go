@@ -342,7 +342,7 @@ func referenceDigests(data []byte, block int64) digests {
 		text := bytes.TrimSpace(line)
 		term := blankTerm(int64(off))
 		if len(text) > 0 {
-			term = lineTerm(int64(off+bytes.Index(line, text)), len(text), checksum(text))
+			term = lineTerm(int64(off+cap(line)-cap(text)), len(text), checksum(text))
 		}
 		if !terminated {
 			d.summed, d.tail = int64(off), term

@@ -233,9 +233,7 @@ func (s *Session) readMore(r io.ReaderAt, end int64) error {
 		start = nl + 1
 		s.indexed, s.midLine = start, false
 		// The line's term is of its whole text now.
-		if err := s.sumTo(r, start); err != nil {
-			return fmt.Errorf("reading %s: %w", s.path, err)
-		}
+		s.sumTo(r, start)
 	}
 	scan, err := scanLines(r, start, end, s.lines, false)
 	if err != nil {
