@@ -158,6 +158,35 @@ func BenchmarkReopen(b *testing.B) {
 	}
 }
 
+// BenchmarkReopenChecked opens a session from its persistent index when
+// the file's stamp cannot vouch for it (its times changed since): every
+// line of the indexed part is read to check the index, which is then
+// written again.
+func BenchmarkReopenChecked(b *testing.B) {
+	path := benchFile(b, 100_000)
+	opts := session.ReadOptions{IndexDir: b.TempDir()}
+	s, err := session.LoadWith(path, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s.Close()
+	cpu := cpuTime()
+	for i := 0; b.Loop(); i++ {
+		b.StopTimer()
+		t := time.Unix(1_700_000_000+int64(i), 0)
+		if err := os.Chtimes(path, t, t); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		s, err := session.LoadWith(path, opts)
+		if err != nil || s.ReadFrom() != session.ReadIndexChecked {
+			b.Fatal(err, s.ReadFrom())
+		}
+		s.Close()
+	}
+	b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N)/1e6, "cpu-ms/op")
+}
+
 func loadBench(b *testing.B, n int) *session.Session {
 	s, err := session.Load(benchFile(b, n))
 	if err != nil {

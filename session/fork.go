@@ -80,6 +80,7 @@ func (s *Session) addLine(line []byte) error {
 	}
 	s.src.appendMemory(line, []byte{'\n'})
 	s.lines++
+	s.sumLine(s.indexed, line, x.r.crc)
 	s.indexed += int64(len(line)) + 1
 	s.add(x)
 	return nil

@@ -10,10 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/prime-agent/prime/session/internal/rawmem"
@@ -21,7 +18,8 @@ import (
 
 // The persistent index keeps what indexing a large session file found
 // (the records, the sorted ids, the warnings, labels, name and orphans, and
-// a CRC-32C of every 1 MiB block of the part indexed) in a file of its own
+// a digest of the lines of every 1 MiB block of the part indexed, see
+// index_digest.go) in a file of its own
 // in a cache directory, so that opening the session again reads the index
 // and the lines appended since instead of the whole file. See the package
 // doc ("Reading: memory and speed") for when it is trusted.
@@ -85,12 +83,13 @@ func newIndexFile(dir, name string, fi os.FileInfo) *indexFile {
 	}
 }
 
-// Layout of an index file, after the fixed part: the small part (strings
-// and short lists), the records, the sorted ids, and a CRC-32C of all that
-// precedes it.
+// Layout of an index file, after the fixed part: the small part (strings,
+// short lists, the blocks' digests), the records, the sorted ids, and a
+// CRC-32C of all that precedes it. Version 2 has the digests of lines
+// where version 1 had a CRC-32C of each block's bytes.
 const (
 	indexMagic   = "PRIMEIX1"
-	indexVersion = 1
+	indexVersion = 2
 	indexOrder   = 0x01020304 // written in the machine's byte order
 	fixedLen     = 104
 	cacheMid     = 1 // flags: the last line read has no newline
@@ -107,9 +106,13 @@ type cached struct {
 	flags     uint32
 	abs       string
 	header    []byte
-	// blocks are the checksums of [0, indexed) in blocks of blockBytes,
-	// the last one maybe shorter.
-	blocks   []uint32
+	// blocks are the digests of the lines of [0, indexed) that start
+	// below summed, in blocks of blockBytes, the last one maybe shorter;
+	// tail is the term of the line from summed to indexed, which has no
+	// newline (0 when summed is indexed). See lineTerm.
+	blocks   []uint64
+	summed   int64
+	tail     uint64
 	odd      map[int32]*oddRec
 	warnings []Warning
 	orphans  []int32
@@ -135,11 +138,11 @@ func (x *indexFile) load(name string, f *os.File, fi os.FileInfo) (s *Session, t
 		return nil, false, nil
 	}
 	// The stamp vouches for an unchanged file, unless it was taken too
-	// soon after the file's last change; otherwise every block of the
-	// indexed part is read and checked.
+	// soon after the file's last change; otherwise every line of the
+	// indexed part is read and the blocks' digests checked.
 	changed := max(c.stamp.mtime, c.stamp.ctime)
 	trusted = c.stamp == x.stamp && changed < c.stampTime-racyMargin(changed)
-	if !trusted && !blocksMatch(f, c.indexed, c.blocks) {
+	if !trusted && !digestsMatch(f, c) {
 		return nil, false, nil
 	}
 	h, ok, err := decodeHeader(c.header)
@@ -150,7 +153,7 @@ func (x *indexFile) load(name string, f *os.File, fi os.FileInfo) (s *Session, t
 		path: name, header: h, fileVersion: h.Version, src: fileSource(f, name, fi), leaf: -1,
 		recs: c.recs, odd: c.odd, warnings: c.warnings,
 		lines: int(c.lines), indexed: c.indexed, midLine: c.flags&cacheMid != 0, headerOff: c.headerOff,
-		scanned: c.indexed, sums: c.blocks[:c.indexed/blockBytes],
+		scanned: c.indexed, sums: c.blocks, summed: c.summed,
 	}
 	if err := s.confirmCached(c); err != nil {
 		return nil, false, err
@@ -158,30 +161,11 @@ func (x *indexFile) load(name string, f *os.File, fi os.FileInfo) (s *Session, t
 	return s, trusted, nil
 }
 
-// blocksMatch reads [0, indexed) of f block by block, on every core, and
-// reports whether each block's checksum is the one in blocks.
-func blocksMatch(f *os.File, indexed int64, blocks []uint32) bool {
-	n := int((indexed + blockBytes - 1) / blockBytes)
-	if len(blocks) != n {
-		return false
-	}
-	var next atomic.Int64
-	var bad atomic.Bool
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), n) {
-		wg.Go(func() {
-			buf := make([]byte, blockBytes)
-			for k := next.Add(1) - 1; k < int64(n) && !bad.Load(); k = next.Add(1) - 1 {
-				off := k * blockBytes
-				b := buf[:min(blockBytes, indexed-off)]
-				if m, _ := f.ReadAt(b, off); m < len(b) || checksum(b) != blocks[k] {
-					bad.Store(true)
-				}
-			}
-		})
-	}
-	wg.Wait()
-	return !bad.Load()
+// digestsMatch walks the lines of [0, c.indexed) of f, on every core, and
+// reports whether their digests are the ones in c.
+func digestsMatch(f *os.File, c *cached) bool {
+	d, err := fileDigests(f, 0, c.indexed)
+	return err == nil && d.summed == c.summed && d.tail == c.tail && slices.Equal(d.sums, c.blocks)
 }
 
 // save writes the index of s, which was read from f (file version 3), to
@@ -200,12 +184,13 @@ func (x *indexFile) save(s *Session, f *os.File) {
 // written (see Session.waitSave).
 type indexImage struct {
 	x *indexFile
-	// indexed is the part of the file indexed; sums the checksums of its
-	// whole blocks the pass already made.
+	// indexed is the part of the file indexed; sums the digests of its
+	// lines that start below summed, which the session already made.
 	indexed int64
-	sums    []uint32
+	sums    []uint64
+	summed  int64
 	// head and tail are the small part before and after the block
-	// checksums; fixed is the fixed part but for the small part's length.
+	// digests; fixed is the fixed part but for the small part's length.
 	head, tail encoder
 	fixed      encoder
 	recs       []rec
@@ -221,8 +206,7 @@ func (x *indexFile) image(s *Session) *indexImage {
 		return nil
 	}
 	img := &indexImage{x: x, indexed: s.indexed, recs: s.recs[:len(s.recs):len(s.recs)]}
-	whole := int(s.indexed / blockBytes)
-	img.sums = slices.Clone(s.sums[:min(whole, len(s.sums))])
+	img.sums, img.summed = slices.Clone(s.sums), min(s.summed, s.indexed)
 	if s.ids == nil {
 		img.oddIDs = make(map[int32]*oddRec, len(s.odd))
 		for i, o := range s.odd {
@@ -285,19 +269,14 @@ func (x *indexFile) image(s *Session) *indexImage {
 }
 
 // write writes the index file of the image; f is the session file, read
-// for the checksums of the blocks the pass did not make. It reads nothing
+// for the digests of the lines the session did not sum. It reads nothing
 // of the session but the image's records.
 func (img *indexImage) write(f *os.File) {
-	blocks := img.sums
-	buf := make([]byte, blockBytes)
-	for k := len(blocks); int64(k)*blockBytes < img.indexed; k++ {
-		off := int64(k) * blockBytes
-		b := buf[:min(blockBytes, img.indexed-off)]
-		if n, _ := f.ReadAt(b, off); n < len(b) {
-			return
-		}
-		blocks = append(blocks, checksum(b))
+	d, ok := img.digests(f)
+	if !ok {
+		return
 	}
+	blocks := d.sums
 	sorted := img.sorted
 	if sorted == nil {
 		ids, _ := buildIDs(img.recs, img.oddIDs)
@@ -306,8 +285,10 @@ func (img *indexImage) write(f *os.File) {
 	small := img.head
 	small.u32(uint32(len(blocks)))
 	for _, b := range blocks {
-		small.u32(b)
+		small.u64(b)
 	}
+	small.u64(uint64(d.summed))
+	small.u64(d.tail)
 	small.b = append(small.b, img.tail.b...)
 	fixed := img.fixed
 	fixed.u32(uint32(len(small.b)))
@@ -337,6 +318,25 @@ func (img *indexImage) write(f *os.File) {
 	if tmp.Close() == nil {
 		os.Rename(tmp.Name(), x.path)
 	}
+}
+
+// digests returns the digests of the part indexed, one for each of its
+// blocks: the session's, and what they lack read from f.
+func (img *indexImage) digests(f io.ReaderAt) (digests, bool) {
+	d, err := fileDigests(f, img.summed, img.indexed)
+	if err != nil {
+		return digests{}, false
+	}
+	blocks := img.sums
+	for i, v := range d.sums {
+		blocks = addDigest(blocks, d.first+int64(i), v)
+	}
+	n := (img.indexed + blockBytes - 1) / blockBytes
+	if int64(len(blocks)) > n {
+		return digests{}, false // the sums go beyond the part indexed: not the file's
+	}
+	d.first, d.sums = 0, append(blocks, make([]uint64, n-int64(len(blocks)))...)
+	return d, true
 }
 
 // readIndexFile reads and checks an index file: its layout, its checksum,
@@ -407,10 +407,11 @@ func (c *cached) decodeSmall(b []byte) error {
 	d := decoder{b: b}
 	c.abs = d.str()
 	c.header = []byte(d.str())
-	c.blocks = make([]uint32, d.count(4))
+	c.blocks = make([]uint64, d.count(8))
 	for i := range c.blocks {
-		c.blocks[i] = d.u32()
+		c.blocks[i] = d.u64()
 	}
+	c.summed, c.tail = int64(d.u64()), d.u64()
 	if n := d.count(20); n > 0 {
 		c.odd = make(map[int32]*oddRec, n)
 		for range n {
@@ -444,7 +445,8 @@ func (c *cached) decodeSmall(b []byte) error {
 // or outside the index: a damaged index is rebuilt, never followed.
 func (c *cached) check() error {
 	n := int32(len(c.recs))
-	if len(c.blocks) != int((c.indexed+blockBytes-1)/blockBytes) || c.headerOff < 0 || c.headerOff+int64(len(c.header)) > c.indexed {
+	if len(c.blocks) != int((c.indexed+blockBytes-1)/blockBytes) || c.summed < 0 || c.summed > c.indexed ||
+		c.headerOff < 0 || c.headerOff+int64(len(c.header)) > c.indexed {
 		return errors.New("index file is damaged")
 	}
 	odd := 0
@@ -520,6 +522,12 @@ func (d *decoder) u32() uint32 {
 	v := binary.LittleEndian.Uint32(d.b[d.i:])
 	d.i += 4
 	return v
+}
+
+// u64 reads what encoder.u64 wrote.
+func (d *decoder) u64() uint64 {
+	lo := uint64(d.u32())
+	return lo | uint64(d.u32())<<32
 }
 
 // count reads a number of items each at least size bytes long, 0 when

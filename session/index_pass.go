@@ -4,21 +4,20 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"runtime"
 	"sync"
-	"sync/atomic"
 )
 
 // The index pass reads a run of lines of a session file and indexes each
 // (indexLine), holding only a buffer or two per core: the file's bytes are
-// never kept. The run is cut at fixed offsets into blocks of blockBytes
-// (the persistent index checksums the same blocks); each core takes the
-// next block, reads it with ReadAt, and indexes the lines that start in
-// it, reading on past its end for the last one. Lines are independent, so
-// the cores share nothing but the block counter.
+// never kept. The run is cut at fixed offsets into blocks of blockBytes;
+// each core takes the next block, reads it through its block source, and
+// indexes the lines that start in it (lineWalker), reading on past its end
+// for the last one. Lines are independent, so the cores share nothing but
+// the block counter. On the way each block gets the digest the persistent
+// index keeps of it, from the lines' CRC-32Cs (see lineTerm).
 
 // blockBytes is the size of the blocks the index pass reads and the
-// persistent index checksums.
+// persistent index keeps a digest of.
 const blockBytes = 1 << 20
 
 // badLine is a non-blank line that is not an entry.
@@ -55,10 +54,14 @@ type lineScan struct {
 	// torn is the last line when it has no newline and is not an entry:
 	// not read, so that the next pass reads it again.
 	torn *badLine
-	// blocks are the checksums of the whole blocks of the file, from
-	// block firstBlock on, that the pass read.
-	blocks     []uint32
+	// blocks are the digests of the lines read, block by block from block
+	// firstBlock on, but for the last line when it has no newline: the
+	// lines that start below summed (see lineTerm).
+	blocks     []uint64
 	firstBlock int64
+	summed     int64
+	// start is where the pass started.
+	start int64
 }
 
 // chunkScan is what one block gave.
@@ -70,8 +73,10 @@ type chunkScan struct {
 	end    int64
 	mid    bool
 	torn   *badLine
-	crc    uint32
-	whole  bool
+	// sum is the digest of the block's lines that end with a newline,
+	// summed where the first of its lines that do not starts (else end).
+	sum    uint64
+	summed int64
 	err    error
 }
 
@@ -90,7 +95,7 @@ func scanLinesIn(r io.ReaderAt, start, end int64, linesBefore int, keepBad bool,
 // scanWith is scanLinesIn reading through the block sources newSource
 // makes, one per core.
 func scanWith(newSource func() blockSource, start, end int64, linesBefore int, keepBad bool, block int64) (*lineScan, error) {
-	out := &lineScan{end: start, firstBlock: start / block}
+	out := &lineScan{end: start, firstBlock: start / block, summed: start, start: start}
 	if start >= end {
 		return out, nil
 	}
@@ -106,27 +111,7 @@ func scanWith(newSource func() blockSource, start, end int64, linesBefore int, k
 		}
 		return m.add(k, c)
 	}
-	if workers := min(int64(runtime.GOMAXPROCS(0)), m.blocks); workers <= 1 {
-		src := newSource()
-		for k := first; k <= last && scan(src, k); k++ {
-		}
-		src.done()
-	} else {
-		var next atomic.Int64
-		var wg sync.WaitGroup
-		for range workers {
-			wg.Go(func() {
-				src := newSource()
-				defer src.done()
-				for k := first + next.Add(1) - 1; k <= last; k = first + next.Add(1) - 1 {
-					if !scan(src, k) {
-						return
-					}
-				}
-			})
-		}
-		wg.Wait()
-	}
+	eachBlock(newSource, first, last, scan)
 	if m.err != nil {
 		return nil, m.err
 	}
@@ -217,70 +202,27 @@ func (m *merger) merge(c *chunkScan) {
 	m.line += c.lines
 	out.lines += c.lines
 	if c.end > out.end {
-		out.end, out.midLine = c.end, c.mid
+		out.end, out.midLine, out.summed = c.end, c.mid, c.summed
 	}
-	if c.whole && int64(len(out.blocks)) == m.next {
-		out.blocks = append(out.blocks, c.crc)
-	}
+	out.blocks = append(out.blocks, c.sum)
 	m.free = append(m.free, c.recs)
 }
 
 // scanBlock indexes the lines that start in block k of the given size (and
 // at or after start), reading the file through src, its records appended
-// to recs.
+// to recs, and sums their terms (see lineTerm).
 func scanBlock(src blockSource, start, end, k, block int64, keepBad bool, recs []rec) chunkScan {
 	c := chunkScan{recs: recs}
-	bs, be := k*block, min((k+1)*block, end)
-	// buf holds the file from rs on: the byte before the block too,
-	// which says whether a line starts at the block's start.
-	rs := max(bs-1, 0)
-	var buf []byte
-	grow := func(to int64) error {
-		b, err := src.view(rs, min(to, end))
-		buf = b
-		return err
-	}
-	if c.err = grow(be); c.err != nil {
-		return c
-	}
-	if be-bs == block {
-		c.crc, c.whole = checksum(buf[bs-rs:be-rs]), true
-	}
-	p := max(bs, start)
-	if p > start && buf[p-1-rs] != '\n' {
-		i := bytes.IndexByte(buf[p-rs:], '\n')
-		if i < 0 {
-			return c // no line starts in this block
+	var w lineWalker
+	for w.walk(src, start, end, k, block); ; {
+		l, ok := w.next()
+		if !ok {
+			break
 		}
-		p += int64(i) + 1
-	}
-	for p < be {
-		// Find the line's end, reading on when it runs past the block.
-		var q int64
-		for {
-			if i := bytes.IndexByte(buf[p-rs:], '\n'); i >= 0 {
-				q = p + int64(i)
-				break
-			}
-			have := rs + int64(len(buf))
-			if have >= end {
-				q = end
-				break
-			}
-			if c.err = grow(have + max(8<<10, have-p)); c.err != nil {
-				return c
-			}
-		}
-		terminated := q < end
-		raw := buf[p-rs : q-rs]
-		text := bytes.TrimSpace(raw)
-		lead := int64(cap(raw) - cap(text)) // text is raw without its white space
-		next := q + 1
-		if !terminated {
-			next = q
-		}
+		text := l.text
+		term := blankTerm(l.at)
 		if len(text) > 0 {
-			x, err := indexLine(text, p+lead, c.lines+1)
+			x, err := indexLine(text, l.textAt, c.lines+1)
 			if err != nil {
 				// Its text, not the bytes it may refer to: a map is
 				// gone after the pass.
@@ -292,24 +234,32 @@ func scanBlock(src blockSource, start, end, k, block int64, keepBad bool, recs [
 					c.extras = append(c.extras, extra{i: int32(len(c.recs)), odd: x.odd, meta: x.meta})
 				}
 				c.recs = append(c.recs, x.r)
-			case !terminated:
-				c.torn = &badLine{line: c.lines + 1, off: p + lead, n: len(text), err: err}
+				term = lineTerm(l.textAt, len(text), x.r.crc)
+			case !l.terminated:
+				c.torn = &badLine{line: c.lines + 1, off: l.textAt, n: len(text), err: err}
 				if keepBad {
 					c.torn.raw = bytes.Clone(text)
 				}
-				c.end = p
+				c.end, c.summed = l.at, l.at
 				return c
 			default:
-				b := badLine{line: c.lines + 1, off: p + lead, n: len(text), err: err}
+				b := badLine{line: c.lines + 1, off: l.textAt, n: len(text), err: err}
 				if keepBad {
 					b.raw = bytes.Clone(text)
 				}
 				c.bad = append(c.bad, b)
+				term = lineTerm(l.textAt, len(text), checksum(text))
 			}
 		}
 		c.lines++
-		c.end, c.mid = next, !terminated
-		p = next
+		c.end, c.mid = l.next, !l.terminated
+		if l.terminated {
+			c.sum += term
+			c.summed = l.next
+		} else {
+			c.summed = l.at
+		}
 	}
+	c.err = w.err
 	return c
 }

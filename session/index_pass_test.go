@@ -103,6 +103,29 @@ func FuzzScanLines(f *testing.F) {
 		if got.end != wantEnd {
 			t.Fatalf("end %d, want %d", got.end, wantEnd)
 		}
+		// The walker's digests of the lines read are the reference's,
+		// and the pass's, added to the walker's of the lines before it,
+		// are the same.
+		blk := int64(block%16) + 1
+		walk := func(from, to int64) digests {
+			d, err := lineDigests(func() blockSource { return memBlocks(data) }, from, to, blk)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return d
+		}
+		ref := referenceDigests(data[:got.end], blk)
+		want := fmt.Sprint(withoutZeros(ref.sums), ref.summed, ref.tail)
+		if w := walk(0, got.end); fmt.Sprint(withoutZeros(w.sums), w.summed, w.tail) != want {
+			t.Fatalf("block %d: the walker's digests %v, the reference's %v", blk, w, ref)
+		}
+		sums := walk(0, int64(st)).sums
+		for i, v := range got.blocks {
+			sums = addDigest(sums, got.firstBlock+int64(i), v)
+		}
+		if fmt.Sprint(withoutZeros(sums)) != fmt.Sprint(withoutZeros(ref.sums)) || got.summed != ref.summed {
+			t.Fatalf("block %d from %d: the pass's digests %v summed to %d, the reference's %v", blk, st, sums, got.summed, ref)
+		}
 	})
 }
 
@@ -211,7 +234,7 @@ func scanSummary(s *lineScan) string {
 	for _, x := range s.extras {
 		extras = append(extras, fmt.Sprint(x.i, x.odd, x.meta))
 	}
-	return fmt.Sprint(s.recs, extras, bad, s.lines, s.end, s.midLine, s.blocks, s.firstBlock)
+	return fmt.Sprint(s.recs, extras, bad, s.lines, s.end, s.midLine, s.blocks, s.firstBlock, s.summed)
 }
 
 func ptrs(b *badLine) []badLine {

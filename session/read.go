@@ -188,7 +188,7 @@ func (s *Session) saveIndexFile(x *indexFile, f *os.File, later bool) {
 
 // saveInBackground writes the persistent index of s, read from f, while
 // the caller goes on: what the index file needs of the session is taken
-// now, and the rest (the checksums the pass did not make, the sorted ids
+// now, and the rest (the digests the session did not make, the sorted ids
 // when there are none yet, the encoding and the writing) is done on a
 // goroutine the session owns. Everything that would change the records
 // or the ids in place, and Close, waits for it first (waitSave).
@@ -232,6 +232,8 @@ func (s *Session) readMore(r io.ReaderAt, end int64) error {
 		}
 		start = nl + 1
 		s.indexed, s.midLine = start, false
+		// The line's term is of its whole text now.
+		s.sumTo(r, start)
 	}
 	scan, err := scanLines(r, start, end, s.lines, false)
 	if err != nil {
@@ -310,7 +312,7 @@ func newRead(name string, src *source, hp *headerPart) *Session {
 	s := &Session{
 		path: name, header: hp.header, fileVersion: hp.header.Version, src: src, leaf: -1,
 		lines: hp.lines, warnings: hp.warnings, skipped: hp.skipped, indexed: hp.end, midLine: hp.midLine,
-		headerOff: hp.headerOff,
+		headerOff: hp.headerOff, sums: hp.sums, summed: hp.summed,
 	}
 	if v := hp.header.Version; v > CurrentVersion {
 		s.warnings = append(s.warnings, Warning{Kind: WarnNewerVersion, Line: hp.headerLine,
@@ -330,6 +332,10 @@ type headerPart struct {
 	midLine           bool
 	warnings          []Warning
 	skipped           []skippedLine
+	// sums are the digests of the lines that start below summed (see
+	// Session.sums).
+	sums   []uint64
+	summed int64
 }
 
 // readHeaderPart reads the lines before and including the header: lines
@@ -360,6 +366,15 @@ func readHeaderPart(name string, r io.ReaderAt, size int64) (*headerPart, error)
 		terminated := len(line) > 0 && line[len(line)-1] == '\n'
 		hp.lines++
 		trimmed := bytes.TrimSpace(line)
+		lead := int64(cap(line) - cap(trimmed))
+		term := blankTerm(lineStart)
+		if len(trimmed) > 0 {
+			term = lineTerm(lineStart+lead, len(trimmed), checksum(trimmed))
+		}
+		if terminated {
+			hp.sums = addDigest(hp.sums, lineStart/blockBytes, term)
+			hp.summed = off
+		}
 		if len(trimmed) > 0 {
 			text = true
 			if !validJSON(trimmed) {
@@ -375,7 +390,7 @@ func readHeaderPart(name string, r io.ReaderAt, size int64) (*headerPart, error)
 					return nil, &NotSessionError{Path: name, Reason: fmt.Sprintf("line %d is not a session header", hp.lines)}
 				}
 				hp.header, hp.headerLine, hp.end, hp.midLine = h, hp.lines, off, !terminated
-				hp.headerOff = lineStart + int64(cap(line)-cap(trimmed))
+				hp.headerOff = lineStart + lead
 				return hp, nil
 			}
 		}
@@ -420,8 +435,8 @@ func (s *Session) absorb(scan *lineScan) {
 		}
 	}
 	s.lines += scan.lines
-	s.indexed, s.midLine = scan.end, scan.midLine
-	if k := int(scan.firstBlock); k <= len(s.sums) {
-		s.sums = append(s.sums[:k], scan.blocks...)
+	if scan.start == s.summed {
+		s.addDigests(digests{first: scan.firstBlock, sums: scan.blocks, summed: scan.summed})
 	}
+	s.indexed, s.midLine = scan.end, scan.midLine
 }

@@ -81,9 +81,13 @@ type Session struct {
 	// where its header line starts.
 	scanned   int64
 	headerOff int64
-	// sums are the checksums of the file's whole blocks read so far
-	// (see blockBytes), for the persistent index.
-	sums []uint32
+	// sums are the digests, block by block (see blockBytes), of the lines
+	// of the file that start below summed, for the persistent index (see
+	// lineTerm): every line read, when they are kept up, but for a last
+	// one without a newline. The index computes the rest from the file
+	// when it is saved.
+	sums   []uint64
+	summed int64
 	// indexFile is where the persistent index is kept (nil: none), and
 	// savedAt how much of the file it indexes.
 	indexFile *indexFile

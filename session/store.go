@@ -127,10 +127,12 @@ func writeFuncOf(f WriteFunc) WriteFunc {
 // header h.
 func newSession(path string, h *Header, w *writer) *Session {
 	mem := append(bytes.Clone(h.raw), '\n')
-	return &Session{
+	s := &Session{
 		path: path, header: h, fileVersion: CurrentVersion, leaf: -1, lines: 1,
 		src: memorySource(mem), indexed: int64(len(mem)), ids: &idIndex{}, w: w,
 	}
+	s.sumLine(0, h.raw, checksum(h.raw))
+	return s
 }
 
 // CreateIn is [Create] with the file named as pi names it, in dir:
@@ -428,6 +430,7 @@ func (s *Session) appendAt(parent int32, p Payload) (*Entry, error) {
 		s.lines++
 	}
 	s.lines++
+	s.sumLine(off, line, x.r.crc)
 	s.indexed, s.midLine = off+int64(len(line))+1, false
 	i := s.add(x)
 	s.index(int(i))
