@@ -138,20 +138,29 @@ func (v *validator) chunk() {
 // at v.at is one JSON allows after a backslash, \u with its four digits.
 func (v *validator) escapes(esc uint64) bool {
 	b := v.b
+	simple := [2]uint64{simpleBelow64, simpleFrom64}
 	for ; esc != 0; esc &= esc - 1 {
 		p := v.at + bits.TrailingZeros64(esc)
-		switch b[p] {
-		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-		case 'u':
-			if p+5 > len(b) || !isHex(b[p+1]) || !isHex(b[p+2]) || !isHex(b[p+3]) || !isHex(b[p+4]) {
-				return false
-			}
-		default:
+		// One bit test for the characters that stand alone after a
+		// backslash, instead of a comparison each.
+		c := b[p]
+		if c < 128 && simple[c>>6]>>(c&63)&1 != 0 {
+			continue
+		}
+		if c != 'u' || p+5 > len(b) || !isHex(b[p+1]) || !isHex(b[p+2]) || !isHex(b[p+3]) || !isHex(b[p+4]) {
 			return false
 		}
 	}
 	return true
 }
+
+// The characters JSON allows on their own after a backslash, " \ / b f n
+// r t, as bits: bit c of simpleBelow64 for those below 64, bit c-64 of
+// simpleFrom64 for the others.
+const (
+	simpleBelow64 = 1<<'"' | 1<<'/'
+	simpleFrom64  = 1<<('\\'-64) | 1<<('b'-64) | 1<<('f'-64) | 1<<('n'-64) | 1<<('r'-64) | 1<<('t'-64)
+)
 
 func isHex(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
