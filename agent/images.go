@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/prime-agent/prime/llm"
 )
@@ -23,7 +24,9 @@ const maxImageBytes = 20 << 20
 // imageRef matches an @path reference to an image file in a prompt: "@"
 // at the start or after white space, then a path ending in an image
 // extension, bare or in double or single quotes (for paths with spaces).
-var imageRef = regexp.MustCompile(`(?i)(?:^|\s)@(?:"([^"]+\.(?:png|jpe?g|gif|webp))"|'([^']+\.(?:png|jpe?g|gif|webp))'|(\S+\.(?:png|jpe?g|gif|webp)))`)
+var imageRef = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(?:^|\s)@(?:"([^"]+\.(?:png|jpe?g|gif|webp))"|'([^']+\.(?:png|jpe?g|gif|webp))'|(\S+\.(?:png|jpe?g|gif|webp)))`)
+})
 
 // ImageType returns the MIME type of an image the models take (PNG, JPEG,
 // GIF, WebP), judged by its content, or "".
@@ -42,7 +45,7 @@ func ImageType(data []byte) string {
 // to send, is an error naming it.
 func (a *Agent) imageRefs(text string) ([]llm.Image, error) {
 	var images []llm.Image
-	for _, m := range imageRef.FindAllStringSubmatch(text, -1) {
+	for _, m := range imageRef().FindAllStringSubmatch(text, -1) {
 		name := m[1] + m[2] + m[3]
 		p := name
 		if strings.HasPrefix(p, "~/") {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"sync"
 	"time"
 
 	"github.com/prime-agent/prime/llm"
@@ -16,16 +17,20 @@ const textRetryCancelled = "Retry cancelled"
 // transientText matches the error texts of failures worth sending again
 // (overloads, rate limits, 5xx statuses, broken connections, timeouts), for
 // replies whose error was not classified (read back from a session file).
-var transientText = regexp.MustCompile(`(?i)overloaded|server is busy|server busy|high demand|capacity|rate.?limit|too many requests|` +
-	`\b(429|500|502|503|504|520|524)\b|service unavailable|server error|internal error|provider returned error|upstream|` +
-	`network error|connection (refused|reset|closed|error|lost)|fetch failed|econnreset|etimedout|epipe|enotfound|eai_again|` +
-	`socket hang up|timed? ?out|terminated|websocket (closed|error)|stream (ended|closed) (early|unexpectedly)|retry delay|` +
-	`please (retry|try again)|try again later`)
+var transientText = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)overloaded|server is busy|server busy|high demand|capacity|rate.?limit|too many requests|` +
+		`\b(429|500|502|503|504|520|524)\b|service unavailable|server error|internal error|provider returned error|upstream|` +
+		`network error|connection (refused|reset|closed|error|lost)|fetch failed|econnreset|etimedout|epipe|enotfound|eai_again|` +
+		`socket hang up|timed? ?out|terminated|websocket (closed|error)|stream (ended|closed) (early|unexpectedly)|retry delay|` +
+		`please (retry|try again)|try again later`)
+})
 
 // quotaText matches failures that retrying cannot fix: spent quotas and
 // billing limits, even when they come as a 429.
-var quotaText = regexp.MustCompile(`(?i)insufficient_quota|quota exceeded|exceeded your (current )?quota|billing|` +
-	`(monthly|daily|plan|usage) limit|credit balance`)
+var quotaText = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)insufficient_quota|quota exceeded|exceeded your (current )?quota|billing|` +
+		`(monthly|daily|plan|usage) limit|credit balance`)
+})
 
 // retryable reports whether a failed reply is worth sending again: it failed
 // (not aborted), not for a context overflow, and its classified error (or,
@@ -34,7 +39,7 @@ func retryable(m *llm.AssistantMessage, err error) bool {
 	if m == nil || m.StopReason != llm.StopReasonError {
 		return false
 	}
-	if errors.Is(err, llm.ErrContextOverflow) || llm.IsOverflowText(m.ErrorMessage) || quotaText.MatchString(m.ErrorMessage) {
+	if errors.Is(err, llm.ErrContextOverflow) || llm.IsOverflowText(m.ErrorMessage) || quotaText().MatchString(m.ErrorMessage) {
 		return false
 	}
 	var apiErr *llm.APIError
@@ -44,7 +49,7 @@ func retryable(m *llm.AssistantMessage, err error) bool {
 	if errors.Is(err, llm.ErrConnection) || errors.Is(err, llm.ErrBadResponse) {
 		return true
 	}
-	return transientText.MatchString(m.ErrorMessage)
+	return transientText().MatchString(m.ErrorMessage)
 }
 
 // decideRetry decides, as a run ends, whether its failed reply is sent again

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/prime-agent/prime/llm"
 	"github.com/prime-agent/prime/session"
@@ -231,7 +232,7 @@ func (s *sections) render(head []string, b bounds) string {
 }
 
 // numberedItem matches "1. text" lines of a numbered list.
-var numberedItem = regexp.MustCompile(`^\d+[.)]\s+`)
+var numberedItem = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\d+[.)]\s+`) })
 
 // parseSummary reads a summary in the summary format back into sections, so
 // a deterministic summary can extend it. Lines under a known heading keep
@@ -274,7 +275,7 @@ func parseSummary(summary string) sections {
 			continue
 		}
 		if numbered {
-			line = numberedItem.ReplaceAllString(trimmed, "")
+			line = numberedItem().ReplaceAllString(trimmed, "")
 		}
 		*cur = append(*cur, line)
 	}

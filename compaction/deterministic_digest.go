@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/prime-agent/prime/llm"
@@ -96,11 +97,11 @@ func (es *exitLogs) item() string {
 }
 
 // exitEntry reads one command and its codes back from that item.
-var exitEntry = regexp.MustCompile("(`.+?`) ((?:[^ ;→]+)(?: → [^ ;→]+)*)(?:; |$)")
+var exitEntry = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("(`.+?`) ((?:[^ ;→]+)(?: → [^ ;→]+)*)(?:; |$)") })
 
 // parse reads back the item; false if it is not one.
 func (es *exitLogs) parse(item string) bool {
-	entries, ok := readBack(item, commandsItem, exitEntry)
+	entries, ok := readBack(item, commandsItem, exitEntry())
 	for _, e := range entries {
 		es.add(e[1], strings.Split(e[2], " → ")...)
 	}
@@ -284,9 +285,13 @@ func substantive(text string) bool { return len(strings.Fields(text)) >= 6 }
 
 var (
 	// directionWords mark a request that leaves the current work.
-	directionWords = regexp.MustCompile(`(?i)^(now|next|then)\b|\b(actually|instead|next task|new task|change of plan|scratch (that|the)|let's (move on|switch|park|drop|go back)|forget (that|it|about)|different approach|try this differently|new thing|moving on)\b`)
+	directionWords = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)^(now|next|then)\b|\b(actually|instead|next task|new task|change of plan|scratch (that|the)|let's (move on|switch|park|drop|go back)|forget (that|it|about)|different approach|try this differently|new thing|moving on)\b`)
+	})
 	// followWords open a request that continues the current work.
-	followWords = regexp.MustCompile(`(?i)^(no\b|not\b|hmm|wait|also\b|and\b|looks good|great|ok\b|okay|close,|that's|please don't|thanks|yes\b|why\b|how\b|what\b|can you also|sorry)`)
+	followWords = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)^(no\b|not\b|hmm|wait|also\b|and\b|looks good|great|ok\b|okay|close,|that's|please don't|thanks|yes\b|why\b|how\b|what\b|can you also|sorry)`)
+	})
 )
 
 // changesDirection reports whether a later request starts other work: it
@@ -294,10 +299,10 @@ var (
 // long request (not counting the rules it states) that does not ask.
 func changesDirection(text string) bool {
 	first, _, _ := strings.Cut(strings.TrimSpace(text), "\n")
-	if followWords.MatchString(first) {
+	if followWords().MatchString(first) {
 		return false
 	}
-	if directionWords.MatchString(headOf(text, 300)) { // said up front, if at all
+	if directionWords().MatchString(headOf(text, 300)) { // said up front, if at all
 		return true
 	}
 	if strings.HasSuffix(strings.TrimSpace(first), "?") {
@@ -305,7 +310,7 @@ func changesDirection(text string) bool {
 	}
 	words := 0
 	for _, sent := range splitSentences(withoutCodeBlocks(headOf(text, 2000))) {
-		if english.classify(sent) != sentenceRule {
+		if english().classify(sent) != sentenceRule {
 			words += len(strings.Fields(sent))
 		}
 	}
@@ -399,10 +404,12 @@ func removePtr[T any](list []*T, p *T) []*T {
 
 // exitCode finds the exit status a bash tool reports at the end of its
 // output ("Command exited with code 2").
-var exitCode = regexp.MustCompile(`(?i)exit(?:ed)?(?: with)? (?:code|status) (-?\d+)`)
+var exitCode = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)exit(?:ed)?(?: with)? (?:code|status) (-?\d+)`)
+})
 
 func exitCodeIn(text string) string {
-	if m := exitCode.FindAllStringSubmatch(text, -1); m != nil {
+	if m := exitCode().FindAllStringSubmatch(text, -1); m != nil {
 		return m[len(m)-1][1]
 	}
 	return "error"

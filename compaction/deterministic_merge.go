@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Merging a span's digest into the sections of a previous summary, and the
@@ -192,10 +193,14 @@ const (
 	succeededItem = "- [x] Commands that succeeded, newest first: "
 )
 
+// changedFiles, countOf and succeededRuns read the changed-files and the
+// succeeded-commands items of a previous summary back.
 var (
-	changedFiles  = regexp.MustCompile(`([^,]+?) \(((?:\d+ (?:edit|write)s?(?:, )?)+)\)(?:, |$)`)
-	countOf       = regexp.MustCompile(`(\d+) (edit|write)`)
-	succeededRuns = regexp.MustCompile("(`.+?`)(?: ×(\\d+))?(?:, |$)")
+	changedFiles = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`([^,]+?) \(((?:\d+ (?:edit|write)s?(?:, )?)+)\)(?:, |$)`)
+	})
+	countOf       = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(\d+) (edit|write)`) })
+	succeededRuns = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("(`.+?`)(?: ×(\\d+))?(?:, |$)") })
 )
 
 // fileItems lists the files by directory ("Changed in dir/: a.go (2
@@ -250,13 +255,13 @@ func (ts *tallies) parseFiles(item string) bool {
 			prefix, list = dir+"/", l
 		}
 	}
-	ms := changedFiles.FindAllStringSubmatch(list, -1)
+	ms := changedFiles().FindAllStringSubmatch(list, -1)
 	if ms == nil {
 		return false
 	}
 	for i := len(ms) - 1; i >= 0; i-- { // oldest first
 		t := &tally{key: prefix + ms[i][1]}
-		for _, c := range countOf.FindAllStringSubmatch(ms[i][2], -1) {
+		for _, c := range countOf().FindAllStringSubmatch(ms[i][2], -1) {
 			n, _ := strconv.Atoi(c[1])
 			if c[2] == "edit" {
 				t.edits += n
@@ -288,7 +293,7 @@ func (ts *tallies) commandItems() []string {
 
 // parseCommands reads back the commands item; false if it is not one.
 func (ts *tallies) parseCommands(item string) bool {
-	entries, ok := readBack(item, succeededItem, succeededRuns)
+	entries, ok := readBack(item, succeededItem, succeededRuns())
 	for _, e := range entries {
 		n, err := strconv.Atoi(e[2])
 		if err != nil {
@@ -357,8 +362,10 @@ func resolvedError(item string, d *digest) bool {
 // location matches a source position ("planner_test.go:88:"), the most
 // telling line of a compiler's or a test's report.
 var (
-	errorLine = regexp.MustCompile(`(?i)(fail|error|panic|cannot|can't|could not|undefined|expected|want|not found|no such|denied|refused|timed? ?out|exception|invalid|missing|locked)`)
-	location  = regexp.MustCompile(`[\w.-]+\.\w+:\d+`)
+	errorLine = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)(fail|error|panic|cannot|can't|could not|undefined|expected|want|not found|no such|denied|refused|timed? ?out|exception|invalid|missing|locked)`)
+	})
+	location = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[\w.-]+\.\w+:\d+`) })
 )
 
 // errorGist is the telling part of an error text on one line: its first
@@ -374,10 +381,10 @@ func errorGist(text string) string {
 		if first == "" {
 			first = line
 		}
-		if where == "" && location.MatchString(line) {
+		if where == "" && location().MatchString(line) {
 			where = line
 		}
-		if what == "" && errorLine.MatchString(line) {
+		if what == "" && errorLine().MatchString(line) {
 			what = line
 		}
 	}
@@ -402,7 +409,7 @@ func errorGist(text string) string {
 func withoutExitLine(text string) string {
 	text = strings.TrimSpace(text)
 	i := strings.LastIndexByte(text, '\n')
-	if exitCode.MatchString(text[i+1:]) && len(text)-i < 60 {
+	if exitCode().MatchString(text[i+1:]) && len(text)-i < 60 {
 		return strings.TrimSpace(text[:max(i, 0)])
 	}
 	return text

@@ -17,7 +17,7 @@ import (
 func rulesIn(text string) []string {
 	var out []string
 	for _, sent := range userSentences(text) {
-		if english.classify(sent) == sentenceRule {
+		if english().classify(sent) == sentenceRule {
 			out = append(out, "- "+sent)
 		}
 	}

@@ -259,7 +259,7 @@ func (l *ledgerScan) rule(text string) {
 
 // lift takes back the rules a sentence lifts; false when it names none.
 func (l *ledgerScan) lift(sent string) bool {
-	at := english.lifted(sent, l.led.Constraints)
+	at := english().lifted(sent, l.led.Constraints)
 	if len(at) == 0 {
 		return false
 	}
@@ -292,7 +292,7 @@ func (l *ledgerScan) saidItem(text string) {
 func (l *ledgerScan) userWords(text string, keep bool) {
 	var rest []string
 	for _, sent := range userSentences(text) {
-		switch english.classify(sent) {
+		switch english().classify(sent) {
 		case sentenceRule:
 			l.rule(sent)
 			continue

@@ -3,6 +3,7 @@ package compaction
 import (
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -108,8 +109,10 @@ type lexicon struct {
 	intensifiers map[string]bool
 }
 
-// english is the English lexicon.
-var english = func() *lexicon {
+// english is the English lexicon, built on first use: its maps are the
+// largest part of this package's init, and most runs of Prime (a version,
+// a listing) read no sentence of the user.
+var english = sync.OnceValue(func() *lexicon {
 	set := func(s string) map[string]bool {
 		m := map[string]bool{}
 		for _, w := range strings.Fields(s) {
@@ -178,7 +181,7 @@ var english = func() *lexicon {
 			"there here then than use using used fine free feel ok okay go ahead what said about forget ever never always " +
 			"don't do does did have has had will would should could must need needs get gets got"),
 	}
-}()
+})
 
 // withoutCodeSpans replaces each `code span` by the word "code": what it
 // quotes is not the user's prose ("fails with `database is locked`").

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -19,53 +20,59 @@ import (
 // has been reworded before) and its 500 for a context that filled while
 // generating, and Anthropic's refusal of an input that fits only without
 // the requested output.
-var overflowWording = regexp.MustCompile(`(?i)` + strings.Join([]string{
-	`prompt is too long`,                                  // Anthropic
-	`request_too_large`,                                   // Anthropic 413 error type
-	`input is too long for requested model`,               // Amazon Bedrock
-	`exceeds the context window`,                          // OpenAI
-	`input token count.*exceeds the maximum`,              // Google Gemini
-	`maximum prompt length is \d+`,                        // xAI
-	`reduce the length of the messages`,                   // Groq
-	`maximum context length is \d+ tokens`,                // OpenAI Chat Completions, OpenRouter, vLLM, DeepSeek
-	`exceeds the limit of \d+`,                            // GitHub Copilot
-	`exceeds the available context size`,                  // llama.cpp server
-	`exceed_context_size_error`,                           // llama.cpp server's error type
-	`context size has been exceeded`,                      // llama.cpp server, a 500 while generating
-	`input length and .max_tokens. exceed`,                // Anthropic: input + max_tokens > window
-	`greater than the context length`,                     // LM Studio
-	`context window exceeds limit`,                        // MiniMax
-	`exceeded model token limit`,                          // Kimi
-	`too large for model with \d+ maximum context length`, // Mistral
-	`model_context_window_exceeded`,                       // z.ai finish reason
-	`prompt too long; exceeded (?:max )?context length`,   // Ollama
-	`context length is only \d+ tokens`,                   // vLLM
-	`input length.*exceeds.*context length`,               // vLLM
-	`is longer than the model'?s context length`,          // Together
-	`context[_ ]length[_ ]exceeded`,                       // generic (OpenAI's error code)
-	`too many tokens`,                                     // generic
-	`token limit exceeded`,                                // generic
-}, "|"))
+var overflowWording = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)` + strings.Join([]string{
+		`prompt is too long`,                                  // Anthropic
+		`request_too_large`,                                   // Anthropic 413 error type
+		`input is too long for requested model`,               // Amazon Bedrock
+		`exceeds the context window`,                          // OpenAI
+		`input token count.*exceeds the maximum`,              // Google Gemini
+		`maximum prompt length is \d+`,                        // xAI
+		`reduce the length of the messages`,                   // Groq
+		`maximum context length is \d+ tokens`,                // OpenAI Chat Completions, OpenRouter, vLLM, DeepSeek
+		`exceeds the limit of \d+`,                            // GitHub Copilot
+		`exceeds the available context size`,                  // llama.cpp server
+		`exceed_context_size_error`,                           // llama.cpp server's error type
+		`context size has been exceeded`,                      // llama.cpp server, a 500 while generating
+		`input length and .max_tokens. exceed`,                // Anthropic: input + max_tokens > window
+		`greater than the context length`,                     // LM Studio
+		`context window exceeds limit`,                        // MiniMax
+		`exceeded model token limit`,                          // Kimi
+		`too large for model with \d+ maximum context length`, // Mistral
+		`model_context_window_exceeded`,                       // z.ai finish reason
+		`prompt too long; exceeded (?:max )?context length`,   // Ollama
+		`context length is only \d+ tokens`,                   // vLLM
+		`input length.*exceeds.*context length`,               // vLLM
+		`is longer than the model'?s context length`,          // Together
+		`context[_ ]length[_ ]exceeded`,                       // generic (OpenAI's error code)
+		`too many tokens`,                                     // generic
+		`token limit exceeded`,                                // generic
+	}, "|"))
+})
 
 // bodylessOverflow matches a 400 or 413 answered without a body, which is how
 // Cerebras and Mistral report an overflow. The forms of [APIError.Error]
 // are allowed: "413 from provider: …", and the "provider: 413 …" of the
 // errorMessage older sessions hold.
-var bodylessOverflow = regexp.MustCompile(`(?i)^(?:[\w.-]+:\s*)?4(?:00|13)(?:\s+from\s+[\w.-]+)?:?\s*(?:status code)?\s*\(no body\)`)
+var bodylessOverflow = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)^(?:[\w.-]+:\s*)?4(?:00|13)(?:\s+from\s+[\w.-]+)?:?\s*(?:status code)?\s*\(no body\)`)
+})
 
 // throttlingWording matches texts that mention tokens but mean throttling,
 // such as Bedrock's "ThrottlingException: Too many tokens, please wait" or a
 // tokens-per-minute quota. They
 // veto an overflow match: waiting helps, compaction does not.
-var throttlingWording = regexp.MustCompile(`(?i)^(?:[\w.-]+:\s*)?(?:\d{3}\s+)?(?:from\s+[\w.-]+:\s*)?(?:Throttling error|Service unavailable):|throttl|rate[ _-]?limit|too many requests|tokens per (?:minute|min\b|day)`)
+var throttlingWording = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)^(?:[\w.-]+:\s*)?(?:\d{3}\s+)?(?:from\s+[\w.-]+:\s*)?(?:Throttling error|Service unavailable):|throttl|rate[ _-]?limit|too many requests|tokens per (?:minute|min\b|day)`)
+})
 
 // IsOverflowText reports whether an error text says the request overflowed
 // the model's context window, in any provider's wording Prime knows.
 func IsOverflowText(text string) bool {
-	if text == "" || throttlingWording.MatchString(text) {
+	if text == "" || throttlingWording().MatchString(text) {
 		return false
 	}
-	return overflowWording.MatchString(text) || bodylessOverflow.MatchString(text)
+	return overflowWording().MatchString(text) || bodylessOverflow().MatchString(text)
 }
 
 // IsContextOverflow reports whether a finished assistant turn shows that the
@@ -154,7 +161,7 @@ func NewAPIError(provider string, status int, errType, message string, retryAfte
 
 func classify(status int, errType, message string) error {
 	lowerType := strings.ToLower(errType)
-	throttled := throttlingWording.MatchString(message) || throttlingWording.MatchString(errType)
+	throttled := throttlingWording().MatchString(message) || throttlingWording().MatchString(errType)
 	switch {
 	case !throttled && (IsOverflowText(message) || IsOverflowText(errType)):
 		return ErrContextOverflow

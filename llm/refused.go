@@ -5,11 +5,14 @@ import (
 	"net"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // refusedText matches Go's text for a request whose connection was refused:
 // `Post "URL": dial tcp HOST:PORT: connect: connection refused`.
-var refusedText = regexp.MustCompile(`^(?:\w+ "([^"]*)": )?dial tcp (\S+): connect: connection refused$`)
+var refusedText = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(?:\w+ "([^"]*)": )?dial tcp (\S+): connect: connection refused$`)
+})
 
 // localServers names what usually listens on a local port, for the hint.
 var localServers = map[string]string{"11434": "Ollama (ollama serve)", "8080": "llama.cpp (llama-server)", "1234": "LM Studio's server", "8000": "vLLM (vllm serve)"}
@@ -21,7 +24,7 @@ var localServers = map[string]string{"11434": "Ollama (ollama serve)", "8080": "
 // model to choose; [Retryable] reports it as not worth sending again.
 func NewConnectionError(provider string, err error) *APIError {
 	msg := err.Error()
-	if m := refusedText.FindStringSubmatch(msg); m != nil && loopback(m[2]) {
+	if m := refusedText().FindStringSubmatch(msg); m != nil && loopback(m[2]) {
 		target := m[1]
 		if target == "" {
 			target = m[2]
@@ -61,6 +64,6 @@ func RefusedLocally(err error) bool {
 
 // localRefusal reports whether a refusedText message names a loopback address.
 func localRefusal(msg string) bool {
-	m := refusedText.FindStringSubmatch(msg)
+	m := refusedText().FindStringSubmatch(msg)
 	return m != nil && loopback(m[2])
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -142,7 +143,7 @@ type namedEntry struct {
 	file string
 }
 
-var validName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+var validName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]+$`) })
 
 // Load reads the user's and (when trusted) the project's mcp.json and
 // merges them: a project entry replaces the user's entry of the same name,
@@ -246,7 +247,7 @@ func parseEntries(path string, data []byte) ([]namedEntry, []Problem) {
 			probs = append(probs, Problem{File: path, Server: m.Name, Err: fmt.Errorf("not a server entry: %w", err)})
 			continue
 		}
-		if !validName.MatchString(m.Name) {
+		if !validName().MatchString(m.Name) {
 			probs = append(probs, Problem{File: path, Server: m.Name, Err: errors.New("a server name may hold only letters, digits, _ and -")})
 			continue
 		}
@@ -425,7 +426,7 @@ func Expand(v string, getenv func(string) string) (string, []string) {
 			body = v[i+2 : i+j]
 		}
 		name, def, hasDef := strings.Cut(body, ":-")
-		if !envName.MatchString(name) {
+		if !envName().MatchString(name) {
 			b.WriteString(v[:i+2])
 			v = v[i+2:]
 			continue
@@ -444,4 +445,4 @@ func Expand(v string, getenv func(string) string) (string, []string) {
 	}
 }
 
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })

@@ -33,7 +33,7 @@ var ErrNoServer = errors.New("no such server")
 // Add writes the entry name into the mcp.json at file, replacing an entry of
 // that name and keeping the rest of the file as it was.
 func Add(file, name string, e Entry) error {
-	if !validName.MatchString(name) {
+	if !validName().MatchString(name) {
 		return fmt.Errorf("server name %q: a name may hold only letters, digits, _ and -", name)
 	}
 	if (e.Command == "") == (e.URL == "") {

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -65,7 +66,9 @@ func quoted(s string, open int) (end int, text string, ok bool) {
 	return 0, "", false
 }
 
-var placeholder = regexp.MustCompile(`\$\{(\d+|ARGUMENTS|@):-([^}]*)\}|\$\{@:(\d+)(?::(\d+))?\}|\$(ARGUMENTS|@|\d+)`)
+var placeholder = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\$\{(\d+|ARGUMENTS|@):-([^}]*)\}|\$\{@:(\d+)(?::(\d+))?\}|\$(ARGUMENTS|@|\d+)`)
+})
 
 // Substitute fills body's placeholders with args, as pi does: $1, $2, …
 // one argument ("" when missing); $@ and $ARGUMENTS all of them joined
@@ -81,8 +84,8 @@ func Substitute(body string, args []string) string {
 		}
 		return args[i-1]
 	}
-	return placeholder.ReplaceAllStringFunc(body, func(m string) string {
-		g := placeholder.FindStringSubmatch(m)
+	return placeholder().ReplaceAllStringFunc(body, func(m string) string {
+		g := placeholder().FindStringSubmatch(m)
 		switch {
 		case g[1] != "":
 			v := all

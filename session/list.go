@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -147,8 +148,8 @@ func firstText(content []llm.Content) string {
 	var parts, files []string
 	for _, c := range content {
 		if t, ok := c.(llm.Text); ok {
-			text := attachedFile.ReplaceAllStringFunc(t.Text, func(f string) string {
-				files = append(files, "@"+filepath.Base(attachedFile.FindStringSubmatch(f)[1]))
+			text := attachedFile().ReplaceAllStringFunc(t.Text, func(f string) string {
+				files = append(files, "@"+filepath.Base(attachedFile().FindStringSubmatch(f)[1]))
 				return ""
 			})
 			if text = strings.Join(strings.Fields(text), " "); text != "" {
@@ -164,7 +165,7 @@ func firstText(content []llm.Content) string {
 
 // attachedFile matches a file an @file argument attached to a prompt
 // (pi's layout: <file name="PATH">, the contents, </file>).
-var attachedFile = regexp.MustCompile(`(?s)<file name="([^"]*)">.*?</file>`)
+var attachedFile = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?s)<file name="([^"]*)">.*?</file>`) })
 
 // messageMillis returns a stored message's numeric "timestamp". pi writes it
 // as the last member of user and tool-result messages, so it is looked for

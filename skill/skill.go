@@ -40,6 +40,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/prime-agent/prime/internal/frontmatter"
 )
@@ -247,7 +248,7 @@ func find(dir string, rootFiles, top bool) []string {
 	return out
 }
 
-var namePattern = regexp.MustCompile(`^[a-z0-9-]+$`)
+var namePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9-]+$`) })
 
 // nameProblems lists how name breaks the specification's rules.
 func nameProblems(name string) []string {
@@ -255,7 +256,7 @@ func nameProblems(name string) []string {
 	if n := len([]rune(name)); n > MaxNameLength {
 		out = append(out, fmt.Sprintf("name is longer than %d characters (%d)", MaxNameLength, n))
 	}
-	if !namePattern.MatchString(name) {
+	if !namePattern().MatchString(name) {
 		out = append(out, "name may hold only lowercase letters a-z, digits and hyphens")
 	}
 	if strings.HasPrefix(name, "-") || strings.HasSuffix(name, "-") {

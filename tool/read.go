@@ -12,6 +12,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -144,7 +145,7 @@ func unwrapPath(err error) error {
 
 // amPM finds the " AM." of a macOS screenshot name, which has a narrow
 // no-break space before AM or PM.
-var amPM = regexp.MustCompile(`(?i) (AM|PM)\.`)
+var amPM = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i) (AM|PM)\.`) })
 
 // existingVariant returns abs, or when abs does not exist, the first of the
 // spellings macOS gives such names that does: a narrow no-break space
@@ -155,7 +156,7 @@ func existingVariant(abs string) string {
 	}
 	nfd := norm.NFD.String(abs)
 	for _, v := range []string{
-		amPM.ReplaceAllString(abs, "\u202f$1."),
+		amPM().ReplaceAllString(abs, "\u202f$1."),
 		nfd,
 		strings.ReplaceAll(abs, "'", "\u2019"),
 		strings.ReplaceAll(nfd, "'", "\u2019"),

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -356,7 +357,7 @@ func isWhole(f float64) bool { return f == math.Trunc(f) && !math.IsInf(f, 0) }
 
 // numericString is the decimal number syntax a string may use to stand for
 // a number: no hexadecimal, no Infinity or NaN, no underscores.
-var numericString = regexp.MustCompile(`^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$`)
+var numericString = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$`) })
 
 func coerceTo(v node, t string) (node, bool) {
 	switch t {
@@ -365,7 +366,7 @@ func coerceTo(v node, t string) (node, bool) {
 			return v, false
 		}
 		text := strings.TrimSpace(v.str)
-		if !numericString.MatchString(text) {
+		if !numericString().MatchString(text) {
 			return v, false
 		}
 		f, err := strconv.ParseFloat(strings.TrimPrefix(text, "+"), 64)

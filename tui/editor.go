@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"charm.land/bubbles/v2/key"
@@ -86,7 +87,7 @@ func (e *editor) text() string {
 	if len(e.pastes) == 0 {
 		return v
 	}
-	return pasteMarker.ReplaceAllStringFunc(v, func(mk string) string {
+	return pasteMarker().ReplaceAllStringFunc(v, func(mk string) string {
 		if c, ok := e.pastes[markerNumber(mk)]; ok {
 			return c
 		}
@@ -154,11 +155,13 @@ const (
 
 // pasteMarker matches the markers of large pastes: "[paste #N +L lines]"
 // or "[paste #N C chars]", as pi writes them.
-var pasteMarker = regexp.MustCompile(`\[paste #([0-9]+)(?: \+[0-9]+ lines| [0-9]+ chars)\]`)
+var pasteMarker = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\[paste #([0-9]+)(?: \+[0-9]+ lines| [0-9]+ chars)\]`)
+})
 
 // markerNumber is the paste number of a marker pasteMarker matched.
 func markerNumber(mk string) int {
-	n, _ := strconv.Atoi(pasteMarker.FindStringSubmatch(mk)[1])
+	n, _ := strconv.Atoi(pasteMarker().FindStringSubmatch(mk)[1])
 	return n
 }
 
@@ -196,7 +199,7 @@ func (e *editor) deleteMarker() bool {
 	row := min(e.ta.Line(), len(lines)-1)
 	line := []rune(lines[row])
 	before := string(line[:min(e.ta.Column(), len(line))])
-	loc := pasteMarker.FindAllStringIndex(before, -1)
+	loc := pasteMarker().FindAllStringIndex(before, -1)
 	if len(loc) == 0 || loc[len(loc)-1][1] != len(before) {
 		return false
 	}

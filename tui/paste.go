@@ -4,10 +4,11 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // imagePath matches a pasted path (or file:// URI) of an image file.
-var imagePath = regexp.MustCompile(`(?i)^[^\n]+\.(?:png|jpe?g|gif|webp)$`)
+var imagePath = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)^[^\n]+\.(?:png|jpe?g|gif|webp)$`) })
 
 // imagePaste turns a pasted path of an image file (what a terminal pastes
 // when a file is dropped on it: bare, quoted, with escaped spaces, or as a
@@ -27,7 +28,7 @@ func imagePaste(content string) string {
 		p = u
 	}
 	p = strings.ReplaceAll(p, `\ `, " ")
-	if !imagePath.MatchString(p) || !(strings.HasPrefix(p, "/") || strings.HasPrefix(p, "~/") || strings.HasPrefix(p, "./")) {
+	if !imagePath().MatchString(p) || !(strings.HasPrefix(p, "/") || strings.HasPrefix(p, "~/") || strings.HasPrefix(p, "./")) {
 		return content
 	}
 	if strings.ContainsAny(p, " \t") {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prime-agent/prime/agent"
@@ -378,13 +379,15 @@ func shortDuration(ms int64) string {
 
 // fileLists are the <read-files> and <modified-files> lists a summary
 // ends with.
-var fileLists = regexp.MustCompile(`(?s)<(read|modified)-files>\n?(.*?)\n?</(?:read|modified)-files>`)
+var fileLists = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?s)<(read|modified)-files>\n?(.*?)\n?</(?:read|modified)-files>`)
+})
 
 // summaryMarkdown turns a summary's file lists into markdown lines, which
 // the renderer would otherwise drop as HTML.
 func summaryMarkdown(s string) string {
-	return fileLists.ReplaceAllStringFunc(s, func(m string) string {
-		g := fileLists.FindStringSubmatch(m)
+	return fileLists().ReplaceAllStringFunc(s, func(m string) string {
+		g := fileLists().FindStringSubmatch(m)
 		files := strings.Fields(g[2])
 		for i, f := range files {
 			files[i] = "`" + f + "`"

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -63,13 +64,13 @@ func Parse(content string) (Doc, error) {
 	return doc, nil
 }
 
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+):`)
+var yamlLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: line (\d+):`) })
 
 // fileLines words a YAML error with the file's line numbers (the
 // frontmatter starts on the file's second line) and without the parser's
 // name.
 func fileLines(msg string) string {
-	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+	if m := yamlLine().FindStringSubmatch(msg); m != nil {
 		n, _ := strconv.Atoi(m[1])
 		return "line " + strconv.Itoa(n+1) + ":" + msg[len(m[0]):]
 	}

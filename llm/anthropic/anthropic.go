@@ -29,6 +29,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -117,19 +118,21 @@ func parseError(raw []byte) stream.ErrorReport {
 // report is the error report of a type and message, with the sizes the
 // message gives.
 func report(typ, msg string) stream.ErrorReport {
-	prompt, window := stream.Sizes(msg, overflowSizes)
+	prompt, window := stream.Sizes(msg, overflowSizes())
 	return stream.ErrorReport{Type: typ, Message: msg, PromptTokens: prompt, ContextTokens: window}
 }
 
 // overflowSizes find the request's size ("prompt") and the window
 // ("window") in Anthropic's overflow texts.
-var overflowSizes = []*regexp.Regexp{
-	// "prompt is too long: 213462 tokens > 200000 maximum".
-	regexp.MustCompile(`prompt is too long: (?P<prompt>\d+) tokens > (?P<window>\d+) maximum`),
-	// "input length and `max_tokens` exceed context limit: 198000 + 21333
-	// > 200000, decrease input length or `max_tokens` and try again".
-	regexp.MustCompile("input length and `?max_tokens`? exceed context limit: (?P<prompt>\\d+) \\+ \\d+ > (?P<window>\\d+)"),
-}
+var overflowSizes = sync.OnceValue(func() []*regexp.Regexp {
+	return []*regexp.Regexp{
+		// "prompt is too long: 213462 tokens > 200000 maximum".
+		regexp.MustCompile(`prompt is too long: (?P<prompt>\d+) tokens > (?P<window>\d+) maximum`),
+		// "input length and `max_tokens` exceed context limit: 198000 + 21333
+		// > 200000, decrease input length or `max_tokens` and try again".
+		regexp.MustCompile("input length and `?max_tokens`? exceed context limit: (?P<prompt>\\d+) \\+ \\d+ > (?P<window>\\d+)"),
+	}
+})
 
 // errorBody is the body of an error response and of an error event.
 type errorBody struct {

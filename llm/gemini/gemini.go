@@ -40,6 +40,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -139,9 +140,11 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request) iter.Seq[llm.Ev
 }
 
 // overflowSizes find the sizes in Gemini's overflow text.
-var overflowSizes = []*regexp.Regexp{
-	regexp.MustCompile(`(?i)input token count \(?(?P<prompt>\d+)\)? exceeds the maximum number of tokens allowed \(?(?P<window>\d+)`),
-}
+var overflowSizes = sync.OnceValue(func() []*regexp.Regexp {
+	return []*regexp.Regexp{
+		regexp.MustCompile(`(?i)input token count \(?(?P<prompt>\d+)\)? exceeds the maximum number of tokens allowed \(?(?P<window>\d+)`),
+	}
+})
 
 // ParseError reads Google's error body, {"error": {"code", "message",
 // "status"}} (or a list holding one, as some endpoints answer), or plain
@@ -164,7 +167,7 @@ func ParseError(raw []byte) stream.ErrorReport {
 	if json.Unmarshal(body, &w, jsonwire.ReadOptions) == nil && w.Error != nil {
 		r = stream.ErrorReport{Type: w.Error.Status, Message: w.Error.Message}
 	}
-	r.PromptTokens, r.ContextTokens = stream.Sizes(r.Message, overflowSizes)
+	r.PromptTokens, r.ContextTokens = stream.Sizes(r.Message, overflowSizes())
 	return r
 }
 

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -108,10 +109,13 @@ func encodeRequest(req *llm.Request) ([]byte, error) {
 // thinkingLevelModel matches the models asked to think by a level
 // ("thinkingLevel") rather than a token budget: Gemini 3 Pro and Flash,
 // Gemini 4 and later, the -latest aliases, Gemma 4.
-var thinkingLevelModel = regexp.MustCompile(`gemini-3(?:\.\d+)?-(?:pro|flash)|gemini-(?:[4-9]|[1-9]\d)|^gemini-flash-latest$|^gemini-flash-lite-latest$|gemma-?4`)
+var thinkingLevelModel = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`gemini-3(?:\.\d+)?-(?:pro|flash)|gemini-(?:[4-9]|[1-9]\d)|^gemini-flash-latest$|^gemini-flash-lite-latest$|gemma-?4`)
+})
 
+// usesThinkingLevel reports whether m is asked to think by a level.
 func usesThinkingLevel(m llm.Model) bool {
-	return thinkingLevelModel.MatchString(strings.ToLower(m.ID))
+	return thinkingLevelModel().MatchString(strings.ToLower(m.ID))
 }
 
 // thinkingConfig asks a reasoning model to think at the request's level
@@ -176,9 +180,12 @@ func thinkingBudget(id string, level llm.ThinkingLevel) int {
 	return t[level]
 }
 
+// geminiMajor reads the N of "gemini-N...".
+var geminiMajor = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^gemini(?:-live)?-(\d+)`) })
+
 // majorVersion is the N of "gemini-N...", or 0.
 func majorVersion(id string) int {
-	m := regexp.MustCompile(`^gemini(?:-live)?-(\d+)`).FindStringSubmatch(strings.ToLower(id))
+	m := geminiMajor().FindStringSubmatch(strings.ToLower(id))
 	if m == nil {
 		return 0
 	}
@@ -193,12 +200,13 @@ func needsCallIDs(id string) bool {
 	return strings.HasPrefix(id, "claude-") || strings.HasPrefix(id, "gpt-oss-") || majorVersion(id) >= 3
 }
 
-var base64Sig = regexp.MustCompile(`^[A-Za-z0-9+/]+={0,2}$`)
+// base64Sig matches a thought signature in standard base64.
+var base64Sig = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9+/]+={0,2}$`) })
 
 // signature is sig when it may go back: from the same model, and base64
 // (a signature from another API is not).
 func signature(same bool, sig string) string {
-	if !same || len(sig)%4 != 0 || !base64Sig.MatchString(sig) {
+	if !same || len(sig)%4 != 0 || !base64Sig().MatchString(sig) {
 		return ""
 	}
 	return sig

@@ -37,6 +37,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -120,7 +121,7 @@ func ParseError(raw []byte) stream.ErrorReport {
 // (see [overflowSizes]).
 func parseError(raw []byte) (r stream.ErrorReport, code int) {
 	r, code = parseErrorBody(raw)
-	prompt, window := stream.Sizes(r.Message, overflowSizes)
+	prompt, window := stream.Sizes(r.Message, overflowSizes())
 	if r.PromptTokens == 0 {
 		r.PromptTokens = prompt
 	}
@@ -132,23 +133,25 @@ func parseError(raw []byte) (r stream.ErrorReport, code int) {
 
 // overflowSizes find the request's size ("prompt") and the window
 // ("window") in the overflow texts of OpenAI-compatible servers.
-var overflowSizes = []*regexp.Regexp{
-	// llama.cpp: "request (20494 tokens) exceeds the available context
-	// size (8192 tokens)".
-	regexp.MustCompile(`(?i)request \((?P<prompt>\d+) tokens\) exceeds the available context size \((?P<window>\d+) tokens\)`),
-	// OpenAI, vLLM, OpenRouter, DeepSeek: "maximum context length is
-	// 128000 tokens".
-	regexp.MustCompile(`(?i)maximum context length is (?P<window>\d+) tokens`),
-	// OpenAI: "However, your messages resulted in 130000 tokens".
-	regexp.MustCompile(`(?i)resulted in (?P<prompt>\d+) tokens`),
-	// OpenAI, vLLM: "you requested 40000 tokens (39000 in the messages,
-	// 1000 in the completion)"; older OpenAI: "(3200 in your prompt; 1000
-	// for the completion)"; OpenRouter: "(240000 of text input, 10000 in
-	// the output)".
-	regexp.MustCompile(`(?i)\((?P<prompt>\d+) (?:in the messages|in your prompt|of text input)`),
-	// vLLM: "your request has 32000 input tokens".
-	regexp.MustCompile(`(?i)request has (?P<prompt>\d+) input tokens`),
-}
+var overflowSizes = sync.OnceValue(func() []*regexp.Regexp {
+	return []*regexp.Regexp{
+		// llama.cpp: "request (20494 tokens) exceeds the available context
+		// size (8192 tokens)".
+		regexp.MustCompile(`(?i)request \((?P<prompt>\d+) tokens\) exceeds the available context size \((?P<window>\d+) tokens\)`),
+		// OpenAI, vLLM, OpenRouter, DeepSeek: "maximum context length is
+		// 128000 tokens".
+		regexp.MustCompile(`(?i)maximum context length is (?P<window>\d+) tokens`),
+		// OpenAI: "However, your messages resulted in 130000 tokens".
+		regexp.MustCompile(`(?i)resulted in (?P<prompt>\d+) tokens`),
+		// OpenAI, vLLM: "you requested 40000 tokens (39000 in the messages,
+		// 1000 in the completion)"; older OpenAI: "(3200 in your prompt; 1000
+		// for the completion)"; OpenRouter: "(240000 of text input, 10000 in
+		// the output)".
+		regexp.MustCompile(`(?i)\((?P<prompt>\d+) (?:in the messages|in your prompt|of text input)`),
+		// vLLM: "your request has 32000 input tokens".
+		regexp.MustCompile(`(?i)request has (?P<prompt>\d+) input tokens`),
+	}
+})
 
 // parseErrorBody reads the shape of an error body; see [parseError].
 func parseErrorBody(raw []byte) (r stream.ErrorReport, code int) {

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // A value of models.json (an apiKey, a header) or of auth.json is read as
@@ -31,16 +32,16 @@ type valuePart struct {
 }
 
 // capitalsName matches a name in capitals.
-var capitalsName = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*$`)
+var capitalsName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Z_][A-Z0-9_]*$`) })
 
 // legacyName reports whether a value is read as a variable's name (see
 // above).
 func legacyName(spec string) bool {
-	return capitalsName.MatchString(spec) && strings.Contains(spec, "_")
+	return capitalsName().MatchString(spec) && strings.Contains(spec, "_")
 }
 
 // varName matches an environment variable's name, as pi 1.6 takes it.
-var varName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*`)
+var varName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*`) })
 
 // parseValue splits a value that is not a command into its parts.
 func parseValue(spec string) []valuePart {
@@ -74,14 +75,14 @@ func parseValue(spec string) []valuePart {
 				spec = rest
 				continue
 			}
-			if name := rest[1:end]; varName.FindString(name) == name && name != "" {
+			if name := rest[1:end]; varName().FindString(name) == name && name != "" {
 				parts = append(parts, valuePart{text: name, env: true})
 			} else {
 				lit("$" + rest[:end+1])
 			}
 			spec = rest[end+1:]
 		default:
-			name := varName.FindString(rest)
+			name := varName().FindString(rest)
 			if name == "" {
 				lit("$")
 				spec = rest
