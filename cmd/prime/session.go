@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/prime-agent/prime/agent"
@@ -373,14 +374,36 @@ func preview(m session.Message, width int) string {
 	return clip(text, width)
 }
 
-// clip shortens s to at most width runes on one line.
+// clip shortens s to at most width runes on one line: its words joined
+// by single spaces, cut to width-1 runes and "…" when they are longer. It
+// reads s only as far as the line it makes (a preview of a long tool
+// result costs its first line, not the whole text).
 func clip(s string, width int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if utf8.RuneCountInString(s) <= width {
-		return s
+	var b strings.Builder
+	n, cut := 0, 0 // runes written; bytes written when they were width-1
+	emit := func(piece string) bool {
+		if n == width {
+			return false
+		}
+		b.WriteString(piece)
+		if n++; n == width-1 {
+			cut = b.Len()
+		}
+		return true
 	}
-	r := []rune(s)
-	return string(r[:width-1]) + "…"
+	space := false // a space is due before the next word
+	for i, r := range s {
+		if unicode.IsSpace(r) {
+			space = n > 0
+			continue
+		}
+		_, size := utf8.DecodeRuneInString(s[i:])
+		if space && !emit(" ") || !emit(s[i:i+size]) {
+			return b.String()[:cut] + "…"
+		}
+		space = false
+	}
+	return b.String()
 }
 
 // treeJSON is the output of "prime session tree --json": the nodes in tree

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
 
@@ -331,4 +332,26 @@ func TestBinary(t *testing.T) {
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(stderr.String(), "missing.jsonl") {
 		t.Errorf("missing file: %v, %q", err, stderr.String())
 	}
+}
+
+// FuzzClip checks clip, which reads a text only as far as its preview,
+// against what it must equal: the text's words joined by single spaces,
+// cut to width-1 runes and an ellipsis when longer than width runes.
+func FuzzClip(f *testing.F) {
+	for _, s := range []string{"", "a", "  lead and  trail  ", "exactly ten", "exactly te n", "tab\tnew\nline", "ünïcödé wörds hère", "\u00a0nbsp\u2003em space\u0085"} {
+		f.Add(s, uint8(10))
+	}
+	f.Fuzz(func(t *testing.T, s string, w uint8) {
+		if !utf8.ValidString(s) {
+			return
+		}
+		width := int(w%40) + 1
+		want := strings.Join(strings.Fields(s), " ")
+		if r := []rune(want); len(r) > width {
+			want = string(r[:width-1]) + "…"
+		}
+		if got := clip(s, width); got != want {
+			t.Fatalf("clip(%q, %d) = %q, want %q", s, width, got, want)
+		}
+	})
 }
