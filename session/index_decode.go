@@ -290,10 +290,11 @@ func (d *fastDecoder) name() ([]byte, bool) {
 	return name, true
 }
 
-// skip consumes any valid JSON value.
+// skip consumes any valid JSON value; it gives up on one nested too deep
+// for walk, as on an invalid one.
 func (d *fastDecoder) skip() bool {
 	v := newValidator(d.b, d.i)
-	if !v.walk(false) {
+	if v.walk(false) != walkOK {
 		return false
 	}
 	d.i = v.i

@@ -4,12 +4,22 @@ import (
 	"encoding/binary"
 	"math/bits"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/prime-agent/prime/internal/jsonscan"
 )
 
-// maxDepth is the deepest nesting validJSON accepts, the same limit as the
-// JSON decoder that later decodes the entry.
-const maxDepth = 10000
+// walkDepth is the deepest nesting walk follows itself, the bits of a
+// word; deeper text is left to validDeep, which accepts nesting as deep
+// as the JSON decoder that later decodes the entry does.
+const walkDepth = 64
+
+// What walk found: a value that is not valid JSON, one that is, or one
+// that nests deeper than walkDepth (which validDeep then checks whole).
+const (
+	walkBad = iota
+	walkOK
+	walkDeep
+)
 
 // validJSON reports whether b holds exactly one JSON value, optionally
 // surrounded by whitespace. It accepts what JSON.parse accepts and what
@@ -23,8 +33,11 @@ const maxDepth = 10000
 func validJSON(b []byte) bool {
 	v := newValidator(b, 0)
 	v.space()
-	if !v.walk(false) {
+	switch v.walk(false) {
+	case walkBad:
 		return false
+	case walkDeep:
+		return validDeep(b)
 	}
 	v.space()
 	return v.i == len(v.b)
@@ -36,11 +49,22 @@ func validJSON(b []byte) bool {
 // from i on.
 func validObjectFrom(b []byte, i int) bool {
 	v := newValidator(b, i)
-	if !v.walk(true) {
+	switch v.walk(true) {
+	case walkBad:
 		return false
+	case walkDeep:
+		// b[:i] starts an object, so b is one when it is valid at all.
+		return validDeep(b)
 	}
 	v.space()
 	return v.i == len(v.b)
+}
+
+// validDeep reports whether b is one JSON value, for the rare text that
+// nests deeper than walk keeps track of: through the general decoder's
+// check, with the same options and depth limit as validJSON.
+func validDeep(b []byte) bool {
+	return jsontext.Value(b).IsValid(jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true))
 }
 
 // A validator reads b from i on. Strings, the bulk of a session, are read
@@ -54,9 +78,13 @@ func validObjectFrom(b []byte, i int) bool {
 type validator struct {
 	b []byte
 	i int
-	// at is where the chunk of m starts; the next chunk is at at+64.
+	// at is where the chunk of m starts; the next chunk is at at+64,
+	// and made[next:] holds the masks of those after it the scanner has
+	// made.
 	at   int
 	m    jsonscan.Masks
+	made []jsonscan.Masks
+	next int
 	scan jsonscan.Scanner
 }
 
@@ -101,13 +129,26 @@ func (v *validator) str() bool {
 	i := v.i + 1
 	for {
 		for i >= v.at+64 {
-			v.chunk()
+			// The next chunk, from the batch the scanner made last or
+			// a new one; a string still open at the end of b is not
+			// one.
+			if v.at+64 >= len(v.b) {
+				return false
+			}
+			v.at += 64
+			if v.next >= len(v.made) {
+				v.made, v.next = v.scan.Next(v.b, v.at), 0
+			}
+			v.m = v.made[v.next]
+			v.next++
 		}
 		from := ^uint64(0) << uint(i-v.at)
 		body := from
 		q := v.m.Quote & from
 		if q != 0 {
 			body &= q&-q - 1 // up to the closing quote
+		} else if v.at+64 >= len(v.b) {
+			return false // b ends first
 		}
 		if v.m.Control&body != 0 || v.m.Escaped&body != 0 && !v.escapes(v.m.Escaped&body) {
 			return false
@@ -117,20 +158,6 @@ func (v *validator) str() bool {
 			return true
 		}
 		i = v.at + 64
-	}
-}
-
-// chunk moves the validator to the next chunk of 64 bytes. Past the end
-// of b every byte counts as a control byte, so a string that runs off
-// the end is invalid as one with a control byte in it.
-func (v *validator) chunk() {
-	v.at += 64
-	v.m = v.scan.Next(v.b, v.at)
-	if n := len(v.b) - v.at; n < 64 {
-		valid := uint64(1)<<uint(max(n, 0)) - 1
-		v.m.Quote &= valid
-		v.m.Escaped &= valid
-		v.m.Control |= ^valid
 	}
 }
 
@@ -161,6 +188,21 @@ const (
 	simpleBelow64 = 1<<'"' | 1<<'/'
 	simpleFrom64  = 1<<('\\'-64) | 1<<('b'-64) | 1<<('f'-64) | 1<<('n'-64) | 1<<('r'-64) | 1<<('t'-64)
 )
+
+// literalEnd reads the literal true, false or null at b[i], whose first
+// byte is its: where it ends, and whether it is one.
+func literalEnd(b []byte, i int) (int, bool) {
+	lit := "null"
+	if b[i] == 't' {
+		lit = "true"
+	} else if b[i] == 'f' {
+		lit = "false"
+	}
+	if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
+		return i, false
+	}
+	return i + len(lit), true
+}
 
 func isHex(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
@@ -230,15 +272,13 @@ func digits(b []byte, i int) int {
 // validator it replaced). A string that ends in the chunk at hand without
 // escapes or control bytes, the common case, is read from its masks in
 // place; others go through str.
-func (v *validator) walk(inObject bool) bool {
+func (v *validator) walk(inObject bool) int {
 	b := v.b
 	i := v.i
-	// depth is the nesting depth. objs has bit d-1 set when the container
-	// at depth d (1 to 64) is an object; deeper ones are in deep, kept
-	// only for such rare text.
+	// depth is the nesting depth; objs has bit d-1 set when the
+	// container at depth d is an object.
 	var depth int
 	var objs uint64
-	var deep []bool
 	var ok, obj bool
 	if inObject {
 		depth, objs = 1, 1
@@ -246,7 +286,7 @@ func (v *validator) walk(inObject bool) bool {
 	}
 value:
 	if i >= len(b) {
-		return false
+		return walkBad
 	}
 	switch c := b[i]; c {
 	case '"':
@@ -255,17 +295,13 @@ value:
 			goto next
 		}
 		if i, ok = v.strAt(i); !ok {
-			return false
+			return walkBad
 		}
 	case '{':
-		if depth++; depth > maxDepth {
-			return false
+		if depth++; depth > walkDepth {
+			return walkDeep
 		}
-		if depth <= 64 {
-			objs |= 1 << (depth - 1)
-		} else {
-			deep = append(deep[:depth-65], true)
-		}
+		objs |= 1 << (uint(depth-1) & 63)
 		if i = skipSpace(b, i+1); i < len(b) && b[i] == '}' {
 			depth--
 			i++
@@ -273,14 +309,10 @@ value:
 		}
 		goto member
 	case '[':
-		if depth++; depth > maxDepth {
-			return false
+		if depth++; depth > walkDepth {
+			return walkDeep
 		}
-		if depth <= 64 {
-			objs &^= 1 << (depth - 1)
-		} else {
-			deep = append(deep[:depth-65], false)
-		}
+		objs &^= 1 << (uint(depth-1) & 63)
 		if i = skipSpace(b, i+1); i < len(b) && b[i] == ']' {
 			depth--
 			i++
@@ -288,41 +320,30 @@ value:
 		}
 		goto value
 	case 't', 'f', 'n':
-		lit := "null"
-		if c == 't' {
-			lit = "true"
-		} else if c == 'f' {
-			lit = "false"
+		if i, ok = literalEnd(v.b, i); !ok {
+			return walkBad
 		}
-		if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
-			return false
-		}
-		i += len(lit)
 	default:
 		if c != '-' && (c < '0' || c > '9') {
-			return false
+			return walkBad
 		}
-		if i, ok = numberEnd(b, i); !ok {
-			return false
+		if i, ok = numberEnd(v.b, i); !ok {
+			return walkBad
 		}
 	}
 next:
 	// A value has ended: what follows it in its container, if any.
 	if depth == 0 {
 		v.i = i
-		return true
+		return walkOK
 	}
 	if i < len(b) && b[i] <= ' ' {
 		i = skipSpace(b, i)
 	}
 	if i >= len(b) {
-		return false
+		return walkBad
 	}
-	if depth <= 64 {
-		obj = objs>>(depth-1)&1 != 0
-	} else {
-		obj = deep[depth-65]
-	}
+	obj = objs>>(uint(depth-1)&63)&1 != 0
 	switch b[i] {
 	case ',':
 		if i++; i < len(b) && b[i] <= ' ' {
@@ -334,14 +355,14 @@ next:
 		goto value
 	case '}':
 		if !obj {
-			return false
+			return walkBad
 		}
 	case ']':
 		if obj {
-			return false
+			return walkBad
 		}
 	default:
-		return false
+		return walkBad
 	}
 	depth--
 	i++
@@ -349,21 +370,21 @@ next:
 member:
 	// A member's name, its colon, then its value.
 	if i >= len(b) || b[i] != '"' {
-		return false
+		return walkBad
 	}
 	if end := v.shortStr(i); end > 0 {
 		i = end
 		goto colon
 	}
 	if i, ok = v.strAt(i); !ok {
-		return false
+		return walkBad
 	}
 colon:
 	if i < len(b) && b[i] <= ' ' {
 		i = skipSpace(b, i)
 	}
 	if i >= len(b) || b[i] != ':' {
-		return false
+		return walkBad
 	}
 	if i++; i < len(b) && b[i] <= ' ' {
 		i = skipSpace(b, i)

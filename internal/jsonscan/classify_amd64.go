@@ -11,9 +11,10 @@ package jsonscan
 func classifyChunks(p *byte, chunks int, out *uint64)
 
 // classifyBatch writes the masks of the chunks of b (a whole number of
-// them, at least one) into out, three words a chunk.
-func classifyBatch(b []byte, out []uint64) {
+// them, at least one) into out, one a chunk, as classify makes them:
+// Masks is three words, so out is the words classifyChunks writes.
+func classifyBatch(b []byte, out []Masks) {
 	n := len(b) / 64
-	_ = out[3*n-1]
-	classifyChunks(&b[0], n, &out[0])
+	_ = out[n-1]
+	classifyChunks(&b[0], n, &out[0].Quote)
 }

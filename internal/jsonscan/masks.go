@@ -25,53 +25,63 @@ type Scanner struct {
 	// pending is 1 when the last chunk ended with a backslash that
 	// escapes the first byte of the next.
 	pending uint64
-	// raw holds the quote, backslash and control masks of n chunks,
-	// classified together so that a call does 512 bytes; the next
-	// chunk's are at 3k.
-	raw  [3 * batch]uint64
-	k, n int
+	// m holds the masks Next last made.
+	m [batch]Masks
 }
 
-// batch is how many chunks are classified at once.
+// batch is how many chunks Next makes the masks of at once, so that a
+// call does 512 bytes and a reader calls once for eight chunks.
 const batch = 8
 
-// Next returns the masks of b[at:at+64]; bytes past the end of b count
-// as plain (neither quote, backslash nor control). Calls must come with
-// at increasing by 64 each time.
-func (s *Scanner) Next(b []byte, at int) Masks {
-	if s.k >= s.n {
-		s.fill(b, at)
+// Next returns the masks of the chunks of b from at on, at least one and
+// at most eight of them, chunk k's covering b[at+64k:at+64k+64]; bytes
+// past the end of b count as plain (neither quote, backslash nor
+// control). Each call after the first must start where the chunks the
+// last one returned end. The result is valid until the next call.
+func (s *Scanner) Next(b []byte, at int) []Masks {
+	n := 1
+	switch {
+	case at+64 <= len(b):
+		n = min(batch, (len(b)-at)/64)
+		classifyBatch(b[at:at+64*n], s.m[:n])
+	case len(b) >= 64 && at < len(b):
+		// The last, partial chunk: the 64 bytes that end where b does,
+		// their masks shifted down to start at at. The bits shifted in
+		// are zero: the bytes past the end are plain.
+		classifyBatch(b[len(b)-64:], s.m[:1])
+		d := uint(at - (len(b) - 64))
+		m := &s.m[0]
+		m.Quote >>= d
+		m.Escaped >>= d
+		m.Control >>= d
+	default:
+		var pad [64]byte
+		for k := range pad {
+			pad[k] = ' '
+		}
+		if at < len(b) {
+			copy(pad[:], b[at:])
+		}
+		s.m[0] = classify(&pad)
 	}
-	r := s.raw[3*s.k : 3*s.k+3]
-	s.k++
-	esc := s.escaped(r[1])
-	return Masks{Quote: r[0] &^ esc, Escaped: esc, Control: r[2]}
+	// The classifier's masks have backslashes in Escaped: turn them into
+	// what they escape.
+	for k := range s.m[:n] {
+		m := &s.m[k]
+		esc := s.escaped(m.Escaped)
+		m.Quote &^= esc
+		m.Escaped = esc
+	}
+	return s.m[:n]
 }
 
-// fill classifies the chunks from at on, up to batch of them.
-func (s *Scanner) fill(b []byte, at int) {
-	s.k = 0
-	if at+64 <= len(b) {
-		s.n = min(batch, (len(b)-at)/64)
-		classifyBatch(b[at:at+64*s.n], s.raw[:])
-		return
-	}
-	var pad [64]byte
-	for k := range pad {
-		pad[k] = ' '
-	}
-	if at < len(b) {
-		copy(pad[:], b[at:])
-	}
-	s.n = 1
-	s.raw[0], s.raw[1], s.raw[2] = classify(&pad)
-}
-
-// classify returns one bit a byte of c for its quotes, backslashes and
-// control bytes. Each test is exact per byte (no borrow crosses a byte):
+// classify returns one bit a byte of c for its quotes, backslashes (in
+// Escaped, which fill turns into what they escape) and control bytes,
+// the masks as the classifier makes them. Each test is exact per byte (no borrow crosses a byte):
 // the low seven bits are added to a constant that cannot carry out of
 // the byte, and the high bit is tested apart.
-func classify(c *[64]byte) (quote, slash, ctl uint64) {
+func classify(c *[64]byte) Masks {
+	var quote, slash, ctl uint64
 	const low7 = 0x7f7f7f7f7f7f7f7f
 	for w := range 8 {
 		x := binary.LittleEndian.Uint64(c[8*w:])
@@ -88,7 +98,7 @@ func classify(c *[64]byte) (quote, slash, ctl uint64) {
 		slash |= gather(sz) << shift
 		ctl |= gather(cz) << shift
 	}
-	return quote, slash, ctl
+	return Masks{Quote: quote, Escaped: slash, Control: ctl}
 }
 
 // gather packs the high bits of the eight bytes of h into the low eight

@@ -5,14 +5,27 @@ import (
 	"testing"
 )
 
-// checkMasks checks Scanner.Next over b from 0 against a byte-at-a-time
-// reading of the same text.
+// checkMasks checks Scanner.Next over b from 0, and from every offset in
+// its first 130 bytes, against a byte-at-a-time reading of the same text.
 func checkMasks(t *testing.T, b []byte) {
+	t.Helper()
+	for from := range min(len(b), 130) + 1 {
+		checkMasksFrom(t, b, from)
+	}
+}
+
+// checkMasksFrom is checkMasks from one offset.
+func checkMasksFrom(t *testing.T, b []byte, from int) {
 	t.Helper()
 	var s Scanner
 	pending := false
-	for at := 0; at < len(b)+64; at += 64 {
-		got := s.Next(b, at)
+	var batch []Masks
+	for at := from; at < len(b)+64; at += 64 {
+		if len(batch) == 0 {
+			batch = s.Next(b, at)
+		}
+		got := batch[0]
+		batch = batch[1:]
 		var want Masks
 		for k := range 64 {
 			if at+k >= len(b) {
@@ -38,7 +51,7 @@ func checkMasks(t *testing.T, b []byte) {
 			}
 		}
 		if got != want {
-			t.Fatalf("%q at %d: got %+v, want %+v", b, at, got, want)
+			t.Fatalf("%q from %d, at %d: got %+v, want %+v", b, from, at, got, want)
 		}
 		if at >= len(b) {
 			break
@@ -85,12 +98,11 @@ func TestClassifyBatch(t *testing.T) {
 		for i := range 256 {
 			b[r.IntN(len(b))] = byte(i)
 		}
-		out := make([]uint64, 3*n)
+		out := make([]Masks, n)
 		classifyBatch(b, out)
 		for k := range n {
-			q, s, c := classify((*[64]byte)(b[64*k : 64*k+64]))
-			if out[3*k] != q || out[3*k+1] != s || out[3*k+2] != c {
-				t.Fatalf("chunk %d of %d: batch %x %x %x, classify %x %x %x", k, n, out[3*k], out[3*k+1], out[3*k+2], q, s, c)
+			if want := classify((*[64]byte)(b[64*k : 64*k+64])); out[k] != want {
+				t.Fatalf("chunk %d of %d: batch %+v, classify %+v", k, n, out[k], want)
 			}
 		}
 	}
