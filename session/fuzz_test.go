@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -29,6 +30,50 @@ func seedLines(f *testing.F) {
 		`[[[[[[[[[[1]]]]]]]]]]`, `{"type":true}`, `  {"type":"custom"}  `, `nul`, `tru`, `1e`, `"\u12g4"`,
 	} {
 		f.Add([]byte(s))
+	}
+	// Either side of the nesting walk follows itself.
+	for _, depth := range []int{64, 65} {
+		f.Add([]byte(strings.Repeat(`{"a":[`, depth/2) + `1` + strings.Repeat(`]}`, depth/2)))
+	}
+}
+
+// TestValidJSONDepth checks nesting around the depth the validator's own
+// walk follows (64) and the decoder's limit (10000).
+func TestValidJSONDepth(t *testing.T) {
+	nest := func(depth int, inner string) string {
+		return strings.Repeat("[", depth) + inner + strings.Repeat("]", depth)
+	}
+	cases := []struct {
+		line string
+		want bool
+	}{
+		{nest(64, "1"), true},
+		{nest(65, "1"), true},
+		{nest(65, `{"a":"b"}`), true},
+		{nest(10000, ""), true},
+		{nest(10001, ""), false},
+		{nest(64, "1") + "]", false},
+		{nest(65, "1") + "]", false},
+		{strings.Repeat("[", 65) + strings.Repeat("]", 64) + "}", false},
+		{strings.Repeat(`{"a":`, 70) + "1" + strings.Repeat("}", 70), true},
+		{strings.Repeat(`{"a":`, 70) + "1" + strings.Repeat("}", 69) + "]", false},
+	}
+	for _, c := range cases {
+		if got := session.ValidJSON([]byte(c.line)); got != c.want {
+			t.Errorf("validJSON(%.40q… %d bytes) = %v, want %v", c.line, len(c.line), got, c.want)
+		}
+	}
+}
+
+// TestValidJSONAllocates checks that validating a line allocates nothing:
+// the validator and its scanner stay in the caller's frame.
+func TestValidJSONAllocates(t *testing.T) {
+	line := []byte(`{"type":"message","id":"a","message":{"role":"user","content":"` + strings.Repeat(`long \"text\" `, 200) + `"}}`)
+	if !session.ValidJSON(line) {
+		t.Fatal("the line is valid")
+	}
+	if n := testing.AllocsPerRun(100, func() { session.ValidJSON(line) }); n != 0 {
+		t.Fatalf("validJSON allocates %v times a line", n)
 	}
 }
 

@@ -79,13 +79,11 @@ type validator struct {
 	b []byte
 	i int
 	// at is where the chunk of m starts; the next chunk is at at+64,
-	// and made[next:] holds the masks of those after it the scanner has
-	// made.
-	at   int
-	m    jsonscan.Masks
-	made []jsonscan.Masks
-	next int
-	scan jsonscan.Scanner
+	// and chunks next to made-1 of those the scanner made last follow.
+	at         int
+	m          jsonscan.Masks
+	next, made int
+	scan       jsonscan.Scanner
 }
 
 // newValidator returns a validator of b from i on.
@@ -136,10 +134,10 @@ func (v *validator) str() bool {
 				return false
 			}
 			v.at += 64
-			if v.next >= len(v.made) {
+			if v.next >= v.made {
 				v.made, v.next = v.scan.Next(v.b, v.at), 0
 			}
-			v.m = v.made[v.next]
+			v.m = v.scan.Made(v.next)
 			v.next++
 		}
 		from := ^uint64(0) << uint(i-v.at)

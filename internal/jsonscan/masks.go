@@ -33,12 +33,14 @@ type Scanner struct {
 // call does 512 bytes and a reader calls once for eight chunks.
 const batch = 8
 
-// Next returns the masks of the chunks of b from at on, at least one and
-// at most eight of them, chunk k's covering b[at+64k:at+64k+64]; bytes
-// past the end of b count as plain (neither quote, backslash nor
-// control). Each call after the first must start where the chunks the
-// last one returned end. The result is valid until the next call.
-func (s *Scanner) Next(b []byte, at int) []Masks {
+// Next makes the masks of the chunks of b from at on, at least one and
+// at most eight of them, and returns how many: chunk k's, covering
+// b[at+64k:at+64k+64], are then Made(k). Bytes past the end of b count as
+// plain (neither quote, backslash nor control). Each call after the
+// first must start where the chunks the last one made end. (It returns a
+// count, not a slice of s, so that a Scanner kept in a reader's stack
+// frame can stay there.)
+func (s *Scanner) Next(b []byte, at int) int {
 	n := 1
 	switch {
 	case at+64 <= len(b):
@@ -72,8 +74,11 @@ func (s *Scanner) Next(b []byte, at int) []Masks {
 		m.Quote &^= esc
 		m.Escaped = esc
 	}
-	return s.m[:n]
+	return n
 }
+
+// Made returns the masks of chunk k of those Next made last.
+func (s *Scanner) Made(k int) Masks { return s.m[k%batch] }
 
 // classify returns one bit a byte of c for its quotes, backslashes (in
 // Escaped, which fill turns into what they escape) and control bytes,

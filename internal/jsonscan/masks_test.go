@@ -19,13 +19,13 @@ func checkMasksFrom(t *testing.T, b []byte, from int) {
 	t.Helper()
 	var s Scanner
 	pending := false
-	var batch []Masks
+	next, made := 0, 0
 	for at := from; at < len(b)+64; at += 64 {
-		if len(batch) == 0 {
-			batch = s.Next(b, at)
+		if next == made {
+			next, made = 0, s.Next(b, at)
 		}
-		got := batch[0]
-		batch = batch[1:]
+		got := s.Made(next)
+		next++
 		var want Masks
 		for k := range 64 {
 			if at+k >= len(b) {
