@@ -322,7 +322,14 @@ value:
 			return walkBad
 		}
 	default:
-		if c != '-' && (c < '0' || c > '9') {
+		if c-'1' < 9 {
+			// A plain integer, the usual number (times, counts),
+			// read in place; others go through numberEnd.
+			if j := digits(v.b, i+1); j < len(b) && b[j] != '.' && b[j]|0x20 != 'e' {
+				i = j
+				goto next
+			}
+		} else if c != '-' && c != '0' {
 			return walkBad
 		}
 		if i, ok = numberEnd(v.b, i); !ok {
