@@ -2,7 +2,7 @@
 // paths (the session validator and decoder, and the check that tool-call
 // arguments are already in JSON.stringify's form): finding, eight bytes at
 // a time, the next byte of a string's body that needs attention, and
-// reading one character of it; and marking, 64 bytes at a time (with SSE2
+// reading one character of it; and marking, 64 bytes at a time (with AVX2 or SSE2
 // on amd64), the quotes, escapes and control bytes of a text, which the
 // session validator reads strings by.
 package jsonscan
