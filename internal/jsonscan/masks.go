@@ -9,10 +9,17 @@ import (
 // byte at offset k), so that a reader finds where a string ends with one
 // bit search instead of a branch per byte, per word or per escape.
 type Masks struct {
-	// Quote marks the quotes no backslash escapes, Escaped the
-	// characters an escaping backslash precedes (the 'u' of \u, not its
-	// digits), Control the bytes below 0x20.
+	// Quote marks the quotes no backslash escapes, Control the bytes
+	// below 0x20. Escaped marks the characters an escaping backslash
+	// precedes (the 'u' of \u, not its digits) that a reader must look
+	// at: all of them, or, where the classifier tells them apart (with
+	// AVX2), all but those JSON allows alone after a backslash, " \ / b
+	// f n r t, so that a string whose only escapes are those reads as
+	// one without any.
 	Quote, Escaped, Control uint64
+	// simple is the classifier's: the bytes that are one of " \ / b f n
+	// r t, or none where it does not tell them apart.
+	simple uint64
 }
 
 // Scanner computes the Masks of a text 64 bytes at a time, from one
@@ -56,6 +63,7 @@ func (s *Scanner) Next(b []byte, at int) int {
 		m.Quote >>= d
 		m.Escaped >>= d
 		m.Control >>= d
+		m.simple >>= d
 	default:
 		var pad [64]byte
 		for k := range pad {
@@ -72,7 +80,7 @@ func (s *Scanner) Next(b []byte, at int) int {
 		m := &s.m[k]
 		esc := s.escaped(m.Escaped)
 		m.Quote &^= esc
-		m.Escaped = esc
+		m.Escaped = esc &^ m.simple
 	}
 	return n
 }
@@ -81,8 +89,9 @@ func (s *Scanner) Next(b []byte, at int) int {
 func (s *Scanner) Made(k int) Masks { return s.m[k%batch] }
 
 // classify returns one bit a byte of c for its quotes, backslashes (in
-// Escaped, which fill turns into what they escape) and control bytes,
-// the masks as the classifier makes them. Each test is exact per byte (no borrow crosses a byte):
+// Escaped, which Next turns into what they escape) and control bytes,
+// the masks as the classifier makes them; it does not tell simple
+// escapes apart. Each test is exact per byte (no borrow crosses a byte):
 // the low seven bits are added to a constant that cannot carry out of
 // the byte, and the high bit is tested apart.
 func classify(c *[64]byte) Masks {
