@@ -125,6 +125,34 @@ func FuzzIndexFile(f *testing.F) {
 
 // FuzzISO checks that parseISO reads exactly what appendISO writes, which
 // is what FormatTime writes, and agrees with jsonwire.ISOMillis.
+// TestParseISORejects checks that every byte of a timestamp matters: each
+// place turned into a byte just outside what it may hold is refused.
+func TestParseISORejects(t *testing.T) {
+	const good = "2024-02-29T23:59:59.999Z"
+	if _, ok := parseISO([]byte(good)); !ok {
+		t.Fatalf("parseISO(%q) refused", good)
+	}
+	for k := range len(good) {
+		for _, c := range []byte{'0' - 1, '9' + 1, good[k] | 0x80, good[k] ^ 0x20, 0} {
+			if c == good[k] {
+				continue
+			}
+			b := []byte(good)
+			b[k] = c
+			if v, ok := parseISO(b); ok {
+				t.Errorf("parseISO(%q) = %d, not refused", b, v)
+			}
+		}
+	}
+	for _, bad := range []string{"2023-02-29T00:00:00.000Z", "2024-13-01T00:00:00.000Z", "2024-00-01T00:00:00.000Z",
+		"2024-04-31T00:00:00.000Z", "2024-01-01T24:00:00.000Z", "2024-01-01T00:60:00.000Z", "2024-01-01T00:00:60.000Z",
+		"2024-01-01T00:00:00.000", "2024-01-01T00:00:00.0000Z", "2024-01-01 00:00:00.000Z"} {
+		if v, ok := parseISO([]byte(bad)); ok {
+			t.Errorf("parseISO(%q) = %d, not refused", bad, v)
+		}
+	}
+}
+
 func FuzzISO(f *testing.F) {
 	f.Add([]byte("2025-12-03T14:00:00.000Z"), int64(0))
 	f.Add([]byte("2024-02-29T23:59:59.999Z"), int64(-1))
