@@ -84,6 +84,9 @@ type validator struct {
 	m          jsonscan.Masks
 	next, made int
 	scan       jsonscan.Scanner
+	// depth and objs hold walk's while it calls out.
+	depth int
+	objs  uint64
 }
 
 // newValidator returns a validator of b from i on.
@@ -292,7 +295,12 @@ value:
 			i = end
 			goto next
 		}
-		if i, ok = v.strAt(i); !ok {
+		// The walk's state goes through v around the call, so that it
+		// is not saved on every value's way (see walk).
+		v.i, v.depth, v.objs = i, depth, objs
+		ok = v.str()
+		b, i, depth, objs = v.b, v.i, v.depth, v.objs
+		if !ok {
 			return walkBad
 		}
 	case '{':
@@ -332,7 +340,10 @@ value:
 		} else if c != '-' && c != '0' {
 			return walkBad
 		}
-		if i, ok = numberEnd(v.b, i); !ok {
+		v.depth, v.objs = depth, objs
+		i, ok = numberEnd(v.b, i)
+		b, depth, objs = v.b, v.depth, v.objs
+		if !ok {
 			return walkBad
 		}
 	}
@@ -381,7 +392,10 @@ member:
 		i = end
 		goto colon
 	}
-	if i, ok = v.strAt(i); !ok {
+	v.i, v.depth, v.objs = i, depth, objs
+	ok = v.str()
+	b, i, depth, objs = v.b, v.i, v.depth, v.objs
+	if !ok {
 		return walkBad
 	}
 colon:
