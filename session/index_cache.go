@@ -442,22 +442,44 @@ func (c *cached) decodeSmall(b []byte) error {
 }
 
 // check makes sure the index cannot send a reader outside the indexed part
-// or outside the index: a damaged index is rebuilt, never followed.
+// or outside the index, and that it is consistent within itself: records
+// in file order after the header without overlapping, and the sorted ids
+// exactly the records' hex ids. A damaged index is rebuilt, never
+// followed.
+//
+// It reads the records once, in order: the sorted ids, which are in the
+// order of the ids, are checked against a copy of the records' ids (4
+// bytes an entry, which stay in the cache where the records, 48 bytes an
+// entry, would not), so that reading them at random costs little.
 func (c *cached) check() error {
 	n := int32(len(c.recs))
 	if len(c.blocks) != int((c.indexed+blockBytes-1)/blockBytes) || c.summed < 0 || c.summed > c.indexed ||
 		c.headerOff < 0 || c.headerOff+int64(len(c.header)) > c.indexed {
 		return errors.New("index file is damaged")
 	}
-	odd := 0
+	// ids[i] is entry i's id when hexIDs has bit i, which says it has a
+	// hex id.
+	ids := make([]uint32, n)
+	hexIDs := make([]uint64, (n+63)/64)
+	end, line := c.headerOff+int64(len(c.header)), int32(0)
+	odd, hex := 0, 0
 	for i := range c.recs {
 		r := &c.recs[i]
-		if r.off < 0 || r.off+int64(r.n) > c.indexed || r.parent < -1 || r.parent >= n || r.line <= 0 ||
+		if r.off <= end || r.line <= line {
+			return fmt.Errorf("index file is damaged: entry %d is not after the one before it", i)
+		}
+		end, line = r.off+int64(r.n), r.line
+		if end > c.indexed || r.parent < -1 || r.parent >= n ||
 			int(r.typ) >= len(typeNames) || int(r.role) >= len(roleNames) || r.flags&recOdd != 0 && c.odd[int32(i)] == nil {
 			return fmt.Errorf("index file is damaged at entry %d", i)
 		}
 		if r.flags&recOdd != 0 {
 			odd++
+		}
+		if r.flags&recHexID != 0 {
+			ids[i] = r.id
+			hexIDs[i/64] |= 1 << (i % 64)
+			hex++
 		}
 	}
 	if odd != len(c.odd) {
@@ -468,11 +490,19 @@ func (c *cached) check() error {
 			return errors.New("index file is damaged")
 		}
 	}
+	// Strictly ascending, each naming an entry with a hex id and that
+	// id: no entry is named twice (its id would repeat with it), so as
+	// many as there are hex ids are all of them.
+	if len(c.sorted) != hex {
+		return errors.New("index file is damaged: its ids are not its entries' ids")
+	}
+	prev := uint64(0)
 	for k, v := range c.sorted {
-		i := int32(uint32(v))
-		if i < 0 || i >= n || c.recs[i].flags&recHexID == 0 || c.recs[i].id != uint32(v>>32) || k > 0 && c.sorted[k-1] >= v {
-			return errors.New("index file is damaged")
+		i := uint32(v)
+		if i >= uint32(n) || hexIDs[i/64]&(1<<(i%64)) == 0 || ids[i] != uint32(v>>32) || k > 0 && prev >= v {
+			return errors.New("index file is damaged: its ids are not its entries' ids")
 		}
+		prev = v
 	}
 	return nil
 }
@@ -483,11 +513,21 @@ type checkedReader struct {
 	crc uint32
 }
 
+// checkedChunk is how much checkedReader reads at a time: each piece is
+// summed just after it is read, while it is still in the core's cache,
+// instead of all of it read back from memory afterwards.
+const checkedChunk = 256 << 10
+
+// read fills b from the file and adds it to the CRC.
 func (c *checkedReader) read(b []byte) error {
-	if _, err := io.ReadFull(c.r, b); err != nil {
-		return err
+	for len(b) > 0 {
+		n := min(len(b), checkedChunk)
+		if _, err := io.ReadFull(c.r, b[:n]); err != nil {
+			return err
+		}
+		c.crc = crc32.Update(c.crc, castagnoli, b[:n])
+		b = b[n:]
 	}
-	c.crc = crc32.Update(c.crc, castagnoli, b)
 	return nil
 }
 

@@ -99,8 +99,9 @@ func (e *damagedIndexError) Unwrap() error { return e.err }
 
 // confirmCached makes s, just read from the persistent index c, trust of
 // c only what the file confirms or what can be checked without reading
-// it: records lie in file order after the header without overlapping;
-// the sorted ids are exactly the records' hex ids; parent links are
+// it: records lie in file order after the header without overlapping,
+// and the sorted ids are exactly the records' hex ids (both checked when
+// c was read, see cached.check); parent links are
 // computed again from the ids, as indexing computes them, and must be
 // those c recorded (a cycle or a self-parent kept, or a link the ids do
 // not give, is a damaged index); the warnings about ids and links, the
@@ -111,22 +112,7 @@ func (s *Session) confirmCached(c *cached) error {
 	damaged := func(format string, args ...any) error {
 		return &damagedIndexError{fmt.Errorf(format, args...)}
 	}
-	end := c.headerOff + int64(len(c.header))
-	line := int32(0)
-	hex := 0
-	for i := range c.recs {
-		r := &c.recs[i]
-		if r.off <= end || r.line <= line {
-			return damaged("entry %d is not after the one before it", i)
-		}
-		end, line = r.off+int64(r.n), r.line
-		if r.flags&recHexID != 0 {
-			hex++
-		}
-	}
-	if hex != len(c.sorted) {
-		return damaged("its ids are not its entries' ids")
-	}
+	// c.check made sure of the records' order and of the sorted ids.
 	recorded := make([]int32, len(c.recs))
 	for i := range c.recs {
 		recorded[i] = c.recs[i].parent

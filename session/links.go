@@ -2,6 +2,7 @@ package session
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"weak"
@@ -137,10 +138,9 @@ func (s *Session) indexIDs(from int, ids *idIndex, dups map[int32]int32) {
 			ids, dups = buildIDs(s.recs, s.odd)
 		}
 		s.ids = ids
-		for i := range s.recs {
-			if j, ok := dups[int32(i)]; ok {
-				s.warnDuplicate(int32(i), j)
-			}
+		// In file order, as the entries are.
+		for _, i := range slices.Sorted(maps.Keys(dups)) {
+			s.warnDuplicate(i, dups[i])
 		}
 		return
 	}
