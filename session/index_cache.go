@@ -378,11 +378,11 @@ func readIndexFile(path string) (*cached, error) {
 		return nil, err
 	}
 	c.recs = make([]rec, nrecs)
-	if err := r.read(rawmem.Bytes(c.recs)); err != nil {
+	if err := r.readFresh(rawmem.Bytes(c.recs)); err != nil {
 		return nil, err
 	}
 	c.sorted = make([]uint64, nsorted)
-	if err := r.read(rawmem.Bytes(c.sorted)); err != nil {
+	if err := r.readFresh(rawmem.Bytes(c.sorted)); err != nil {
 		return nil, err
 	}
 	sum := r.crc
@@ -529,6 +529,14 @@ func (c *checkedReader) read(b []byte) error {
 		b = b[n:]
 	}
 	return nil
+}
+
+// readFresh is read into a buffer just allocated, whose pages are given
+// memory at once (rawmem.Populate) rather than a fault at a time as the
+// read writes them.
+func (c *checkedReader) readFresh(b []byte) error {
+	rawmem.Populate(b)
+	return c.read(b)
 }
 
 // encoder writes the little-endian fields of an index file.
