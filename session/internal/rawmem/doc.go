@@ -1,7 +1,8 @@
 // Package rawmem holds every use of package unsafe and every memory map of
 // the session reading engine: views of memory the caller already holds,
-// read-only maps of a file's pages, advice on memory about to be filled, and the guard that turns a fault on a
-// map into an error. Nothing here writes through a view.
+// read-only maps of a file's pages, advice on memory about to be filled,
+// and the guard that turns a fault on a map into an error. Nothing here
+// writes through a view.
 //
 // Each function names the invariant that makes it safe, and each is the
 // caller's to keep:
