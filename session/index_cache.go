@@ -470,7 +470,9 @@ func (c *cached) check() error {
 		}
 		end, line = r.off+int64(r.n), r.line
 		if end > c.indexed || r.parent < -1 || r.parent >= n ||
-			int(r.typ) >= len(typeNames) || int(r.role) >= len(roleNames) || r.flags&recOdd != 0 && c.odd[int32(i)] == nil {
+			int(r.typ) >= len(typeNames) || int(r.role) >= len(roleNames) || r.flags&recOdd != 0 && c.odd[int32(i)] == nil ||
+			r.flags&(recHexID|recNoID|recOdd) == 0 {
+			// (An id neither hex nor none is in the side table.)
 			return fmt.Errorf("index file is damaged at entry %d", i)
 		}
 		if r.flags&recOdd != 0 {
