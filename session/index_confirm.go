@@ -113,17 +113,25 @@ func (s *Session) confirmCached(c *cached) error {
 		return &damagedIndexError{fmt.Errorf(format, args...)}
 	}
 	// c.check made sure of the records' order and of the sorted ids.
-	recorded := make([]int32, len(c.recs))
-	for i := range c.recs {
-		recorded[i] = c.recs[i].parent
-	}
 	s.warnings = slices.DeleteFunc(s.warnings, func(w Warning) bool {
 		return w.Kind == WarnDuplicateID || w.Kind == WarnMissingID || w.Kind == WarnCycle || w.Kind == WarnIndex
 	})
 	s.src.unchecked.Store(c.indexed)
 	s.labels, s.name, s.unreadMeta = nil, "", true
 	ids, dups := idsFrom(c.sorted, c.recs, c.odd)
-	s.indexFrom(0, ids, dups)
+	// Nearly always the links recorded are those the ids give, each to
+	// an entry before: they are kept as they are. Otherwise they are
+	// made again, as indexing makes them, and must come out as recorded.
+	s.ids, s.dupIDs = ids, len(dups) > 0
+	if s.linksKept() {
+		s.indexFrom(0, ids, dups, true)
+		return nil
+	}
+	recorded := make([]int32, len(c.recs))
+	for i := range c.recs {
+		recorded[i] = c.recs[i].parent
+	}
+	s.indexFrom(0, ids, dups, false)
 	for i := range s.recs {
 		if s.recs[i].parent != recorded[i] {
 			return damaged("the parent of entry %d (line %d) is not the one its parentId names", i, s.recs[i].line)

@@ -79,11 +79,13 @@ func (s *Session) typeOf(i int32) string {
 
 // index adds entries recs[from:] to the id index and the tree, and brings
 // the labels, the name and the leaf up to date.
-func (s *Session) index(from int) { s.indexFrom(from, nil, nil) }
+func (s *Session) index(from int) { s.indexFrom(from, nil, nil, false) }
 
 // indexFrom is index; from 0 with ids (and their duplicates, see
-// buildIDs) already made, it uses them.
-func (s *Session) indexFrom(from int, ids *idIndex, dups map[int32]int32) {
+// buildIDs) already made, it uses them. linked says that the parents the
+// records hold are already those they link to (see linksKept), so they
+// are not resolved again.
+func (s *Session) indexFrom(from int, ids *idIndex, dups map[int32]int32, linked bool) {
 	// The records and the ids change in place below: an index file
 	// being written from them must be done first.
 	s.waitSave()
@@ -102,7 +104,7 @@ func (s *Session) indexFrom(from int, ids *idIndex, dups map[int32]int32) {
 		// is in the file, so every link may have changed.
 		from = 0
 	}
-	s.linkParents(from)
+	s.linkParents(from, linked)
 	if len(s.metas) > 0 {
 		s.readMeta() // the earlier ones first
 	}
@@ -178,13 +180,14 @@ func (s *Session) warnDuplicate(i, j int32) {
 
 // linkParents resolves the parents of entries recs[from:] (and of the
 // orphans an entry added since may adopt), breaks cycles, and brings the
-// list of orphans up to date.
-func (s *Session) linkParents(from int) {
+// list of orphans up to date. linked says that the parents of recs[from:]
+// are resolved already, none after its child (see linksKept).
+func (s *Session) linkParents(from int, linked bool) {
 	if from == 0 {
 		s.lastPath, s.lastIdx = weak.Pointer[*Entry]{}, nil
 	}
 	forward := false
-	for i := from; i < len(s.recs); i++ {
+	for i := from; i < len(s.recs) && !linked; i++ {
 		p := s.resolveParent(int32(i))
 		s.recs[i].parent = p
 		if p > int32(i) {
@@ -210,10 +213,32 @@ func (s *Session) linkParents(from int) {
 		s.orphans = nil
 	}
 	for i := from; i < len(s.recs); i++ {
-		if s.isOrphan(int32(i)) {
+		if s.recs[i].parent < 0 && s.isOrphan(int32(i)) {
 			s.orphans = append(s.orphans, int32(i))
 		}
 	}
+}
+
+// linksKept reports whether the parent every entry holds is the one
+// resolveParent gives it, and comes before it (so that there is no cycle
+// to break): what the records of a persistent index that describes its
+// file hold. The id index must be made, and dupIDs set.
+func (s *Session) linksKept() bool {
+	for i := range s.recs {
+		r := &s.recs[i]
+		if p := r.parent; p >= 0 && p == int32(i)-1 && !s.dupIDs && r.flags&recHexParent != 0 {
+			// resolveParent's common case, without the call: the parent
+			// is the entry before (whose id, with no id repeated, is
+			// not the entry's own).
+			if q := &s.recs[p]; q.flags&recHexID != 0 && q.id == r.pid {
+				continue
+			}
+		}
+		if p := s.resolveParent(int32(i)); p != r.parent || p >= int32(i) {
+			return false
+		}
+	}
+	return true
 }
 
 // isOrphan reports whether entry i names a parent that is not in the file.
