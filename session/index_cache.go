@@ -120,6 +120,8 @@ type cached struct {
 	name     string
 	recs     []rec
 	sorted   []uint64
+	// facts are what checking the records noted of them.
+	facts recFacts
 }
 
 // load returns the session the index file describes, with the lines
@@ -377,8 +379,18 @@ func readIndexFile(path string) (*cached, error) {
 	if err := r.read(small); err != nil {
 		return nil, err
 	}
+	// The records are checked as they are read, while they are in the
+	// cache, against the small part: what is found counts only once the
+	// checksum holds (a torn file is not a damaged one).
+	smallErr := c.decodeSmall(small)
+	k := recCheck{c: c}
+	if smallErr != nil {
+		k.err = smallErr
+	} else {
+		k.start(int(nrecs))
+	}
 	c.recs = make([]rec, nrecs)
-	if err := r.readFresh(rawmem.Bytes(c.recs)); err != nil {
+	if err := r.readRecs(c.recs, k.recs); err != nil {
 		return nil, err
 	}
 	c.sorted = make([]uint64, nsorted)
@@ -393,10 +405,10 @@ func readIndexFile(path string) (*cached, error) {
 	if le.Uint32(trailer) != sum {
 		return nil, errors.New("index file checksum mismatch")
 	}
-	if err := c.decodeSmall(small); err != nil {
-		return nil, err
+	if smallErr != nil {
+		return nil, smallErr
 	}
-	if err := c.check(); err != nil {
+	if err := k.finish(); err != nil {
 		return nil, &damagedIndexError{err}
 	}
 	return c, nil
@@ -441,50 +453,108 @@ func (c *cached) decodeSmall(b []byte) error {
 	return nil
 }
 
-// check makes sure the index cannot send a reader outside the indexed part
-// or outside the index, and that it is consistent within itself: records
-// in file order after the header without overlapping, and the sorted ids
-// exactly the records' hex ids. A damaged index is rebuilt, never
-// followed.
+// recCheck makes sure the index cannot send a reader outside the indexed
+// part or outside the index, and that it is consistent within itself:
+// records in file order after the header without overlapping, and the
+// sorted ids exactly the records' hex ids. A damaged index is rebuilt,
+// never followed.
 //
-// It reads the records once, in order: the sorted ids, which are in the
-// order of the ids, are checked against a copy of the records' ids (4
-// bytes an entry, which stay in the cache where the records, 48 bytes an
-// entry, would not), so that reading them at random costs little.
-func (c *cached) check() error {
-	n := int32(len(c.recs))
-	if len(c.blocks) != int((c.indexed+blockBytes-1)/blockBytes) || c.summed < 0 || c.summed > c.indexed ||
-		c.headerOff < 0 || c.headerOff+int64(len(c.header)) > c.indexed {
-		return errors.New("index file is damaged")
-	}
+// It sees each record once, as it is read (recs), and notes what
+// confirmCached would otherwise look through every record for
+// (recFacts). The sorted ids, which are in the order of the ids, are
+// checked against a copy of the records' ids (4 bytes an entry, which
+// stay in the cache where the records, 48 bytes an entry, would not), so
+// that reading them at random costs little.
+type recCheck struct {
+	c *cached
+	// err is the first damage found; nothing more is checked after it.
+	err error
+	// end and line are where the record before ended and its line.
+	end  int64
+	line int32
+	// odd and hex count the records with side-table strings and those
+	// with hex ids.
+	odd, hex int
 	// ids[i] is entry i's id when hexIDs has bit i, which says it has a
 	// hex id.
-	ids := make([]uint32, n)
-	hexIDs := make([]uint64, (n+63)/64)
-	end, line := c.headerOff+int64(len(c.header)), int32(0)
-	odd, hex := 0, 0
-	for i := range c.recs {
+	ids    []uint32
+	hexIDs []uint64
+}
+
+// recFacts is what checking the records of a persistent index noted of
+// them, so that indexFrom need not look through them all again.
+type recFacts struct {
+	// unusual are the entries that are a second header or have no id,
+	// which indexing warns of (warnOddEntry).
+	unusual []int32
+	// far are the entries whose parent is not the entry before as
+	// named by its hex id: every other one records the link
+	// resolveParent gives when no id repeats (see linksKept).
+	far []int32
+}
+
+// start checks the small part, and makes ready for the n records, not
+// yet read.
+func (k *recCheck) start(n int) {
+	c := k.c
+	if len(c.blocks) != int((c.indexed+blockBytes-1)/blockBytes) || c.summed < 0 || c.summed > c.indexed ||
+		c.headerOff < 0 || c.headerOff+int64(len(c.header)) > c.indexed {
+		k.err = errors.New("index file is damaged")
+		return
+	}
+	k.end = c.headerOff + int64(len(c.header))
+	k.ids, k.hexIDs = make([]uint32, n), make([]uint64, (n+63)/64)
+}
+
+// recs checks records [from, to), just read; those before were checked.
+func (k *recCheck) recs(from, to int) {
+	if k.err != nil {
+		return
+	}
+	c := k.c
+	n := int32(len(c.recs))
+	facts := &c.facts
+	for i := from; i < to; i++ {
 		r := &c.recs[i]
-		if r.off <= end || r.line <= line {
-			return fmt.Errorf("index file is damaged: entry %d is not after the one before it", i)
+		if r.off <= k.end || r.line <= k.line {
+			k.err = fmt.Errorf("index file is damaged: entry %d is not after the one before it", i)
+			return
 		}
-		end, line = r.off+int64(r.n), r.line
-		if end > c.indexed || r.parent < -1 || r.parent >= n ||
+		k.end, k.line = r.off+int64(r.n), r.line
+		if k.end > c.indexed || r.parent < -1 || r.parent >= n ||
 			int(r.typ) >= len(typeNames) || int(r.role) >= len(roleNames) || r.flags&recOdd != 0 && c.odd[int32(i)] == nil ||
 			r.flags&(recHexID|recNoID|recOdd) == 0 {
 			// (An id neither hex nor none is in the side table.)
-			return fmt.Errorf("index file is damaged at entry %d", i)
+			k.err = fmt.Errorf("index file is damaged at entry %d", i)
+			return
 		}
 		if r.flags&recOdd != 0 {
-			odd++
+			k.odd++
 		}
 		if r.flags&recHexID != 0 {
-			ids[i] = r.id
-			hexIDs[i/64] |= 1 << (i % 64)
-			hex++
+			k.ids[i] = r.id
+			k.hexIDs[i/64] |= 1 << (i % 64)
+			k.hex++
+		}
+		if r.typ == typeSession || r.flags&recNoID != 0 {
+			facts.unusual = append(facts.unusual, int32(i))
+		}
+		if i == 0 || r.parent != int32(i-1) || r.flags&(recHexParent|recNoParent) != recHexParent ||
+			c.recs[i-1].flags&recHexID == 0 || c.recs[i-1].id != r.pid {
+			facts.far = append(facts.far, int32(i))
 		}
 	}
-	if odd != len(c.odd) {
+}
+
+// finish checks what the records do not say alone, once they are all
+// read: the side table, the orphans and the sorted ids.
+func (k *recCheck) finish() error {
+	if k.err != nil {
+		return k.err
+	}
+	c := k.c
+	n := int32(len(c.recs))
+	if k.odd != len(c.odd) {
 		return errors.New("index file is damaged")
 	}
 	for _, o := range c.orphans {
@@ -495,13 +565,13 @@ func (c *cached) check() error {
 	// Strictly ascending, each naming an entry with a hex id and that
 	// id: no entry is named twice (its id would repeat with it), so as
 	// many as there are hex ids are all of them.
-	if len(c.sorted) != hex {
+	if len(c.sorted) != k.hex {
 		return errors.New("index file is damaged: its ids are not its entries' ids")
 	}
 	prev := uint64(0)
-	for k, v := range c.sorted {
+	for j, v := range c.sorted {
 		i := uint32(v)
-		if i >= uint32(n) || hexIDs[i/64]&(1<<(i%64)) == 0 || ids[i] != uint32(v>>32) || k > 0 && prev >= v {
+		if i >= uint32(n) || k.hexIDs[i/64]&(1<<(i%64)) == 0 || k.ids[i] != uint32(v>>32) || j > 0 && prev >= v {
 			return errors.New("index file is damaged: its ids are not its entries' ids")
 		}
 		prev = v
@@ -529,6 +599,22 @@ func (c *checkedReader) read(b []byte) error {
 		}
 		c.crc = crc32.Update(c.crc, castagnoli, b[:n])
 		b = b[n:]
+	}
+	return nil
+}
+
+// readRecs is readFresh into recs, a piece at a time, each piece's
+// records, [from, to), given to each as soon as they are read.
+func (c *checkedReader) readRecs(recs []rec, each func(from, to int)) error {
+	b := rawmem.Bytes(recs)
+	rawmem.Populate(b)
+	const per = checkedChunk / recSize
+	for from := 0; from < len(recs); from += per {
+		to := min(len(recs), from+per)
+		if err := c.read(b[from*recSize : to*recSize]); err != nil {
+			return err
+		}
+		each(from, to)
 	}
 	return nil
 }

@@ -101,7 +101,7 @@ func (e *damagedIndexError) Unwrap() error { return e.err }
 // c only what the file confirms or what can be checked without reading
 // it: records lie in file order after the header without overlapping,
 // and the sorted ids are exactly the records' hex ids (both checked when
-// c was read, see cached.check); parent links are
+// c was read, see recCheck); parent links are
 // computed again from the ids, as indexing computes them, and must be
 // those c recorded (a cycle or a self-parent kept, or a link the ids do
 // not give, is a damaged index); the warnings about ids and links, the
@@ -112,7 +112,7 @@ func (s *Session) confirmCached(c *cached) error {
 	damaged := func(format string, args ...any) error {
 		return &damagedIndexError{fmt.Errorf(format, args...)}
 	}
-	// c.check made sure of the records' order and of the sorted ids.
+	// Reading c made sure of the records' order and of the sorted ids.
 	s.warnings = slices.DeleteFunc(s.warnings, func(w Warning) bool {
 		return w.Kind == WarnDuplicateID || w.Kind == WarnMissingID || w.Kind == WarnCycle || w.Kind == WarnIndex
 	})
@@ -123,15 +123,15 @@ func (s *Session) confirmCached(c *cached) error {
 	// an entry before: they are kept as they are. Otherwise they are
 	// made again, as indexing makes them, and must come out as recorded.
 	s.ids, s.dupIDs = ids, len(dups) > 0
-	if s.linksKept() {
-		s.indexFrom(0, ids, dups, true)
+	if s.linksKept(c.facts.far) {
+		s.indexFrom(0, ids, dups, &c.facts)
 		return nil
 	}
 	recorded := make([]int32, len(c.recs))
 	for i := range c.recs {
 		recorded[i] = c.recs[i].parent
 	}
-	s.indexFrom(0, ids, dups, false)
+	s.indexFrom(0, ids, dups, nil)
 	for i := range s.recs {
 		if s.recs[i].parent != recorded[i] {
 			return damaged("the parent of entry %d (line %d) is not the one its parentId names", i, s.recs[i].line)
