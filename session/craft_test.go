@@ -151,7 +151,7 @@ func TestCraftedIndex(t *testing.T) {
 				t.Fatal(err)
 			}
 			tc.edit(b)
-			binary.LittleEndian.PutUint32(b[len(b)-4:], crc32.Checksum(b[:len(b)-4], castagnoli))
+			binary.LittleEndian.PutUint32(b[len(b)-4:], crc32.Checksum(b[:len(b)-4], castagnoli()))
 			if err := os.WriteFile(x.path, b, 0o600); err != nil {
 				t.Fatal(err)
 			}
@@ -261,7 +261,7 @@ func TestCraftedIndexKeepsCycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	editRec(b, 0, func(r *rec) { r.parent = 1 })
-	binary.LittleEndian.PutUint32(b[len(b)-4:], crc32.Checksum(b[:len(b)-4], castagnoli))
+	binary.LittleEndian.PutUint32(b[len(b)-4:], crc32.Checksum(b[:len(b)-4], castagnoli()))
 	if err := os.WriteFile(x.path, b, 0o600); err != nil {
 		t.Fatal(err)
 	}

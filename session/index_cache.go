@@ -299,7 +299,7 @@ func (img *indexImage) write(f *os.File) {
 	parts := [][]byte{fixed.b, small.b, rawmem.Bytes(img.recs), rawmem.Bytes(sorted)}
 	var crc uint32
 	for _, p := range parts {
-		crc = crc32.Update(crc, castagnoli, p)
+		crc = crc32.Update(crc, castagnoli(), p)
 	}
 	trailer := binary.LittleEndian.AppendUint32(nil, crc)
 	x := img.x
@@ -597,7 +597,7 @@ func (c *checkedReader) read(b []byte) error {
 		if _, err := io.ReadFull(c.r, b[:n]); err != nil {
 			return err
 		}
-		c.crc = crc32.Update(c.crc, castagnoli, b[:n])
+		c.crc = crc32.Update(c.crc, castagnoli(), b[:n])
 		b = b[n:]
 	}
 	return nil

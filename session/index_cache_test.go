@@ -67,7 +67,7 @@ func TestIndexChecked(t *testing.T) {
 	} {
 		bad := append([]byte(nil), good...)
 		damage(bad)
-		binary.LittleEndian.PutUint32(bad[len(bad)-4:], crc32.Checksum(bad[:len(bad)-4], castagnoli))
+		binary.LittleEndian.PutUint32(bad[len(bad)-4:], crc32.Checksum(bad[:len(bad)-4], castagnoli()))
 		if _, err := readIndexFile(writeTemp(t, bad)); err == nil {
 			t.Errorf("%s: index accepted", name)
 		}
