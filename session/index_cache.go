@@ -507,21 +507,29 @@ func (k *recCheck) start(n int) {
 }
 
 // recs checks records [from, to), just read; those before were checked.
+// (Its state is kept in locals while it runs, so that it stays in
+// registers.)
 func (k *recCheck) recs(from, to int) {
 	if k.err != nil {
 		return
 	}
 	c := k.c
-	n := int32(len(c.recs))
-	facts := &c.facts
+	recs, n, indexed := c.recs, int32(len(c.recs)), c.indexed
+	ids, hexIDs := k.ids, k.hexIDs
+	end, line, odd, hex := k.end, k.line, k.odd, k.hex
+	unusual, far := c.facts.unusual, c.facts.far
+	defer func() {
+		k.end, k.line, k.odd, k.hex = end, line, odd, hex
+		c.facts.unusual, c.facts.far = unusual, far
+	}()
 	for i := from; i < to; i++ {
-		r := &c.recs[i]
-		if r.off <= k.end || r.line <= k.line {
+		r := &recs[i]
+		if r.off <= end || r.line <= line {
 			k.err = fmt.Errorf("index file is damaged: entry %d is not after the one before it", i)
 			return
 		}
-		k.end, k.line = r.off+int64(r.n), r.line
-		if k.end > c.indexed || r.parent < -1 || r.parent >= n ||
+		end, line = r.off+int64(r.n), r.line
+		if end > indexed || r.parent < -1 || r.parent >= n ||
 			int(r.typ) >= len(typeNames) || int(r.role) >= len(roleNames) || r.flags&recOdd != 0 && c.odd[int32(i)] == nil ||
 			r.flags&(recHexID|recNoID|recOdd) == 0 {
 			// (An id neither hex nor none is in the side table.)
@@ -529,19 +537,19 @@ func (k *recCheck) recs(from, to int) {
 			return
 		}
 		if r.flags&recOdd != 0 {
-			k.odd++
+			odd++
 		}
 		if r.flags&recHexID != 0 {
-			k.ids[i] = r.id
-			k.hexIDs[i/64] |= 1 << (i % 64)
-			k.hex++
+			ids[i] = r.id
+			hexIDs[i/64] |= 1 << (i % 64)
+			hex++
 		}
 		if r.typ == typeSession || r.flags&recNoID != 0 {
-			facts.unusual = append(facts.unusual, int32(i))
+			unusual = append(unusual, int32(i))
 		}
 		if i == 0 || r.parent != int32(i-1) || r.flags&(recHexParent|recNoParent) != recHexParent ||
-			c.recs[i-1].flags&recHexID == 0 || c.recs[i-1].id != r.pid {
-			facts.far = append(facts.far, int32(i))
+			recs[i-1].flags&recHexID == 0 || recs[i-1].id != r.pid {
+			far = append(far, int32(i))
 		}
 	}
 }
