@@ -113,7 +113,7 @@ func (s *Session) indexFrom(from int, ids *idIndex, dups map[int32]int32, facts 
 		// is in the file, so every link may have changed.
 		from = 0
 	}
-	s.linkParents(from, facts != nil)
+	s.linkParents(from, facts)
 	if len(s.metas) > 0 {
 		s.readMeta() // the earlier ones first
 	}
@@ -187,14 +187,16 @@ func (s *Session) warnDuplicate(i, j int32) {
 
 // linkParents resolves the parents of entries recs[from:] (and of the
 // orphans an entry added since may adopt), breaks cycles, and brings the
-// list of orphans up to date. linked says that the parents of recs[from:]
-// are resolved already, none after its child (see linksKept).
-func (s *Session) linkParents(from int, linked bool) {
+// list of orphans up to date. With facts (from 0), the parents are
+// resolved already, none after its child (see linksKept), and only the
+// far entries, the others having the entry before as their parent, may
+// be orphans.
+func (s *Session) linkParents(from int, facts *recFacts) {
 	if from == 0 {
 		s.lastPath, s.lastIdx = weak.Pointer[*Entry]{}, nil
 	}
 	forward := false
-	for i := from; i < len(s.recs) && !linked; i++ {
+	for i := from; i < len(s.recs) && facts == nil; i++ {
 		p := s.resolveParent(int32(i))
 		s.recs[i].parent = p
 		if p > int32(i) {
@@ -218,6 +220,14 @@ func (s *Session) linkParents(from int, linked bool) {
 		}
 	} else if from == 0 {
 		s.orphans = nil
+	}
+	if facts != nil {
+		for _, i := range facts.far {
+			if s.recs[i].parent < 0 && s.isOrphan(i) {
+				s.orphans = append(s.orphans, i)
+			}
+		}
+		return
 	}
 	for i := from; i < len(s.recs); i++ {
 		if s.recs[i].parent < 0 && s.isOrphan(int32(i)) {
