@@ -141,15 +141,17 @@ func BenchmarkReopen(b *testing.B) {
 		b.Run(sizeName(n), func(b *testing.B) {
 			path := benchFile(b, n)
 			opts := session.ReadOptions{IndexDir: b.TempDir()}
+			// The stamp vouches for a file that changed last well before
+			// the index was made: one just written is checked instead.
+			time.Sleep(50 * time.Millisecond)
 			s, err := session.LoadWith(path, opts)
 			if err != nil {
 				b.Fatal(err)
 			}
 			s.Close()
-			time.Sleep(50 * time.Millisecond) // for the stamp to vouch for the file
 			for b.Loop() {
 				s, err := session.LoadWith(path, opts)
-				if err != nil || session.FromIndex(s) == "" {
+				if err != nil || session.FromIndex(s) != "trusted" {
 					b.Fatal(err, session.FromIndex(s))
 				}
 				s.Close()

@@ -151,7 +151,7 @@ func TestCraftedIndex(t *testing.T) {
 				t.Fatal(err)
 			}
 			tc.edit(b)
-			binary.LittleEndian.PutUint32(b[len(b)-4:], crc32.Checksum(b[:len(b)-4], castagnoli))
+			binary.LittleEndian.PutUint32(b[len(b)-4:], crc32.Checksum(b[:len(b)-4], castagnoli()))
 			if err := os.WriteFile(x.path, b, 0o600); err != nil {
 				t.Fatal(err)
 			}
@@ -212,5 +212,67 @@ func TestPathWalkBounded(t *testing.T) {
 	}
 	if !hasWarning(s, WarnCycle) {
 		t.Errorf("warnings %v: want the cycle reported", s.Warnings())
+	}
+}
+
+// A persistent index of a file whose ids form a cycle, crafted to keep
+// the cycle (every link the one the ids give, the one indexing broke put
+// back), is found out when it is read: the file is indexed again.
+func TestCraftedIndexKeepsCycle(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	data := []byte(`{"type":"session","version":3,"id":"s","timestamp":"2025-12-03T14:00:00.000Z","cwd":"/"}` + "\n")
+	const ts = "2025-12-03T14:00:01.000Z"
+	pad := []byte(`"` + strings.Repeat("x", 3000) + `"`)
+	add := func(id, parent string) {
+		line, err := EncodeEntry(id, parent, ts, &CustomEntry{CustomType: "pad", Data: pad})
+		if err != nil {
+			t.Fatal(err)
+		}
+		data = append(append(data, line...), '\n')
+	}
+	// Entries 0 and 1 name each other; the rest is a chain after them.
+	add("cc000001", "cc000002")
+	add("cc000002", "cc000001")
+	parent := "cc000002"
+	for i := 0; len(data) < cacheMinBytes+(64<<10); i++ {
+		id := string(appendHexID(nil, uint32(i*7919+1)))
+		add(id, parent)
+		parent = id
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	idx := t.TempDir()
+	opts := ReadOptions{IndexDir: idx}
+	first, err := LoadWith(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.recs[0].parent != -1 || first.recs[1].parent != 0 || !hasWarning(first, WarnCycle) {
+		t.Fatalf("the cycle is not broken at entry 0: parents %d, %d", first.recs[0].parent, first.recs[1].parent)
+	}
+	fi, _ := os.Stat(path)
+	x := newIndexFile(idx, path, fi)
+	if x == nil {
+		t.Skip("no persistent index on this system")
+	}
+	b, err := os.ReadFile(x.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	editRec(b, 0, func(r *rec) { r.parent = 1 })
+	binary.LittleEndian.PutUint32(b[len(b)-4:], crc32.Checksum(b[:len(b)-4], castagnoli()))
+	if err := os.WriteFile(x.path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := LoadWith(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.from != ReadWhole || !hasWarning(s, WarnIndex) || s.recs[0].parent != -1 {
+		t.Errorf("read from %q, parent of entry 0 %d, warnings %v: want the file indexed again, with a warning", s.from, s.recs[0].parent, s.Warnings())
+	}
+	if v := s.LeafView(); v.Len() > s.Len() {
+		t.Fatalf("a path of %d entries in a session of %d", v.Len(), s.Len())
 	}
 }

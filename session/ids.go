@@ -47,7 +47,9 @@ func idsFrom(sorted []uint64, recs []rec, odd map[int32]*oddRec) (*idIndex, map[
 			dups[int32(uint32(x.sorted[k]))] = int32(uint32(x.sorted[k-1]))
 		}
 	}
-	for i := range recs {
+	// An id neither hex nor none is in the side table: without one, no
+	// entry has such an id.
+	for i := 0; i < len(recs) && len(odd) > 0; i++ {
 		if recs[i].flags&(recHexID|recNoID) != 0 {
 			continue
 		}

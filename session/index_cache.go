@@ -120,6 +120,8 @@ type cached struct {
 	name     string
 	recs     []rec
 	sorted   []uint64
+	// facts are what checking the records noted of them.
+	facts recFacts
 }
 
 // load returns the session the index file describes, with the lines
@@ -297,7 +299,7 @@ func (img *indexImage) write(f *os.File) {
 	parts := [][]byte{fixed.b, small.b, rawmem.Bytes(img.recs), rawmem.Bytes(sorted)}
 	var crc uint32
 	for _, p := range parts {
-		crc = crc32.Update(crc, castagnoli, p)
+		crc = crc32.Update(crc, castagnoli(), p)
 	}
 	trailer := binary.LittleEndian.AppendUint32(nil, crc)
 	x := img.x
@@ -377,12 +379,22 @@ func readIndexFile(path string) (*cached, error) {
 	if err := r.read(small); err != nil {
 		return nil, err
 	}
+	// The records are checked as they are read, while they are in the
+	// cache, against the small part: what is found counts only once the
+	// checksum holds (a torn file is not a damaged one).
+	smallErr := c.decodeSmall(small)
+	k := recCheck{c: c}
+	if smallErr != nil {
+		k.err = smallErr
+	} else {
+		k.start(int(nrecs))
+	}
 	c.recs = make([]rec, nrecs)
-	if err := r.read(rawmem.Bytes(c.recs)); err != nil {
+	if err := r.readRecs(c.recs, k.recs); err != nil {
 		return nil, err
 	}
 	c.sorted = make([]uint64, nsorted)
-	if err := r.read(rawmem.Bytes(c.sorted)); err != nil {
+	if err := r.readFresh(rawmem.Bytes(c.sorted)); err != nil {
 		return nil, err
 	}
 	sum := r.crc
@@ -393,10 +405,10 @@ func readIndexFile(path string) (*cached, error) {
 	if le.Uint32(trailer) != sum {
 		return nil, errors.New("index file checksum mismatch")
 	}
-	if err := c.decodeSmall(small); err != nil {
-		return nil, err
+	if smallErr != nil {
+		return nil, smallErr
 	}
-	if err := c.check(); err != nil {
+	if err := k.finish(); err != nil {
 		return nil, &damagedIndexError{err}
 	}
 	return c, nil
@@ -441,26 +453,116 @@ func (c *cached) decodeSmall(b []byte) error {
 	return nil
 }
 
-// check makes sure the index cannot send a reader outside the indexed part
-// or outside the index: a damaged index is rebuilt, never followed.
-func (c *cached) check() error {
-	n := int32(len(c.recs))
+// recCheck makes sure the index cannot send a reader outside the indexed
+// part or outside the index, and that it is consistent within itself:
+// records in file order after the header without overlapping, and the
+// sorted ids exactly the records' hex ids. A damaged index is rebuilt,
+// never followed.
+//
+// It sees each record once, as it is read (recs), and notes what
+// confirmCached would otherwise look through every record for
+// (recFacts). The sorted ids, which are in the order of the ids, are
+// checked against a copy of the records' ids (4 bytes an entry, which
+// stay in the cache where the records, 48 bytes an entry, would not), so
+// that reading them at random costs little.
+type recCheck struct {
+	c *cached
+	// err is the first damage found; nothing more is checked after it.
+	err error
+	// end and line are where the record before ended and its line.
+	end  int64
+	line int32
+	// odd and hex count the records with side-table strings and those
+	// with hex ids.
+	odd, hex int
+	// ids[i] is entry i's id when hexIDs has bit i, which says it has a
+	// hex id.
+	ids    []uint32
+	hexIDs []uint64
+}
+
+// recFacts is what checking the records of a persistent index noted of
+// them, so that indexFrom need not look through them all again.
+type recFacts struct {
+	// unusual are the entries that are a second header or have no id,
+	// which indexing warns of (warnOddEntry).
+	unusual []int32
+	// far are the entries whose parent is not the entry before as
+	// named by its hex id: every other one records the link
+	// resolveParent gives when no id repeats (see linksKept).
+	far []int32
+}
+
+// start checks the small part, and makes ready for the n records, not
+// yet read.
+func (k *recCheck) start(n int) {
+	c := k.c
 	if len(c.blocks) != int((c.indexed+blockBytes-1)/blockBytes) || c.summed < 0 || c.summed > c.indexed ||
 		c.headerOff < 0 || c.headerOff+int64(len(c.header)) > c.indexed {
-		return errors.New("index file is damaged")
+		k.err = errors.New("index file is damaged")
+		return
 	}
-	odd := 0
-	for i := range c.recs {
-		r := &c.recs[i]
-		if r.off < 0 || r.off+int64(r.n) > c.indexed || r.parent < -1 || r.parent >= n || r.line <= 0 ||
-			int(r.typ) >= len(typeNames) || int(r.role) >= len(roleNames) || r.flags&recOdd != 0 && c.odd[int32(i)] == nil {
-			return fmt.Errorf("index file is damaged at entry %d", i)
+	k.end = c.headerOff + int64(len(c.header))
+	k.ids, k.hexIDs = make([]uint32, n), make([]uint64, (n+63)/64)
+}
+
+// recs checks records [from, to), just read; those before were checked.
+// (Its state is kept in locals while it runs, so that it stays in
+// registers.)
+func (k *recCheck) recs(from, to int) {
+	if k.err != nil {
+		return
+	}
+	c := k.c
+	recs, n, indexed := c.recs, int32(len(c.recs)), c.indexed
+	ids, hexIDs := k.ids, k.hexIDs
+	end, line, odd, hex := k.end, k.line, k.odd, k.hex
+	unusual, far := c.facts.unusual, c.facts.far
+	defer func() {
+		k.end, k.line, k.odd, k.hex = end, line, odd, hex
+		c.facts.unusual, c.facts.far = unusual, far
+	}()
+	for i := from; i < to; i++ {
+		r := &recs[i]
+		if r.off <= end || r.line <= line {
+			k.err = fmt.Errorf("index file is damaged: entry %d is not after the one before it", i)
+			return
+		}
+		end, line = r.off+int64(r.n), r.line
+		if end > indexed || r.parent < -1 || r.parent >= n ||
+			int(r.typ) >= len(typeNames) || int(r.role) >= len(roleNames) || r.flags&recOdd != 0 && c.odd[int32(i)] == nil ||
+			r.flags&(recHexID|recNoID|recOdd) == 0 {
+			// (An id neither hex nor none is in the side table.)
+			k.err = fmt.Errorf("index file is damaged at entry %d", i)
+			return
 		}
 		if r.flags&recOdd != 0 {
 			odd++
 		}
+		if r.flags&recHexID != 0 {
+			ids[i] = r.id
+			hexIDs[i/64] |= 1 << (i % 64)
+			hex++
+		}
+		if r.typ == typeSession || r.flags&recNoID != 0 {
+			unusual = append(unusual, int32(i))
+		}
+		if i == 0 || r.parent != int32(i-1) || r.flags&(recHexParent|recNoParent) != recHexParent ||
+			recs[i-1].flags&recHexID == 0 || recs[i-1].id != r.pid {
+			far = append(far, int32(i))
+		}
 	}
-	if odd != len(c.odd) {
+}
+
+// finish checks what the records do not say alone, once they are all
+// read: the side table, the orphans and the sorted ids.
+func (k *recCheck) finish() error {
+	if k.err != nil {
+		return k.err
+	}
+	c := k.c
+	n := int32(len(c.recs))
+	if k.odd != len(c.odd) {
 		return errors.New("index file is damaged")
 	}
 	for _, o := range c.orphans {
@@ -468,11 +570,19 @@ func (c *cached) check() error {
 			return errors.New("index file is damaged")
 		}
 	}
-	for k, v := range c.sorted {
-		i := int32(uint32(v))
-		if i < 0 || i >= n || c.recs[i].flags&recHexID == 0 || c.recs[i].id != uint32(v>>32) || k > 0 && c.sorted[k-1] >= v {
-			return errors.New("index file is damaged")
+	// Strictly ascending, each naming an entry with a hex id and that
+	// id: no entry is named twice (its id would repeat with it), so as
+	// many as there are hex ids are all of them.
+	if len(c.sorted) != k.hex {
+		return errors.New("index file is damaged: its ids are not its entries' ids")
+	}
+	prev := uint64(0)
+	for j, v := range c.sorted {
+		i := uint32(v)
+		if i >= uint32(n) || k.hexIDs[i/64]&(1<<(i%64)) == 0 || k.ids[i] != uint32(v>>32) || j > 0 && prev >= v {
+			return errors.New("index file is damaged: its ids are not its entries' ids")
 		}
+		prev = v
 	}
 	return nil
 }
@@ -483,12 +593,46 @@ type checkedReader struct {
 	crc uint32
 }
 
+// checkedChunk is how much checkedReader reads at a time: each piece is
+// summed just after it is read, while it is still in the core's cache,
+// instead of all of it read back from memory afterwards.
+const checkedChunk = 256 << 10
+
+// read fills b from the file and adds it to the CRC.
 func (c *checkedReader) read(b []byte) error {
-	if _, err := io.ReadFull(c.r, b); err != nil {
-		return err
+	for len(b) > 0 {
+		n := min(len(b), checkedChunk)
+		if _, err := io.ReadFull(c.r, b[:n]); err != nil {
+			return err
+		}
+		c.crc = crc32.Update(c.crc, castagnoli(), b[:n])
+		b = b[n:]
 	}
-	c.crc = crc32.Update(c.crc, castagnoli, b)
 	return nil
+}
+
+// readRecs is readFresh into recs, a piece at a time, each piece's
+// records, [from, to), given to each as soon as they are read.
+func (c *checkedReader) readRecs(recs []rec, each func(from, to int)) error {
+	b := rawmem.Bytes(recs)
+	rawmem.Populate(b)
+	const per = checkedChunk / recSize
+	for from := 0; from < len(recs); from += per {
+		to := min(len(recs), from+per)
+		if err := c.read(b[from*recSize : to*recSize]); err != nil {
+			return err
+		}
+		each(from, to)
+	}
+	return nil
+}
+
+// readFresh is read into a buffer just allocated, whose pages are given
+// memory at once (rawmem.Populate) rather than a fault at a time as the
+// read writes them.
+func (c *checkedReader) readFresh(b []byte) error {
+	rawmem.Populate(b)
+	return c.read(b)
 }
 
 // encoder writes the little-endian fields of an index file.

@@ -22,6 +22,9 @@ func TestIndexChecked(t *testing.T) {
 	parent := ""
 	for i := 0; len(data) < 2*cacheMinBytes; i++ {
 		id := string(appendHexID(nil, uint32(i*7919+1)))
+		if i == 1 {
+			id = "" // an entry without an id (record 1)
+		}
 		line, err := EncodeEntry(id, parent, "2025-12-03T14:00:01.000Z", &CustomEntry{CustomType: "pad", Data: []byte(`"` + strings.Repeat("x", 2000) + `"`)})
 		if err != nil {
 			t.Fatal(err)
@@ -50,14 +53,21 @@ func TestIndexChecked(t *testing.T) {
 	recs := fixedLen + smallLen
 	size := recSize
 	for name, damage := range map[string]func(b []byte){
-		"offset beyond the indexed part": func(b []byte) { binary.LittleEndian.PutUint64(b[recs+10*size:], 1<<40) },
-		"parent beyond the index":        func(b []byte) { binary.LittleEndian.PutUint32(b[recs+10*size+28:], 1<<30) },
-		"an unknown type":                func(b []byte) { b[recs+10*size+44] = 200 },
-		"ids out of order":               func(b []byte) { b[len(b)-4-8*2+7] ^= 0x80 },
+		"offset beyond the indexed part":                func(b []byte) { binary.LittleEndian.PutUint64(b[recs+10*size:], 1<<40) },
+		"parent beyond the index":                       func(b []byte) { binary.LittleEndian.PutUint32(b[recs+10*size+28:], 1<<30) },
+		"an unknown type":                               func(b []byte) { b[recs+10*size+44] = 200 },
+		"ids out of order":                              func(b []byte) { b[len(b)-4-8*2+7] ^= 0x80 },
+		"an id neither hex, none nor in the side table": func(b []byte) { b[recs+1*size+46] &^= recNoID },
+		"an entry's id not the one the ids name":        func(b []byte) { b[recs+10*size+32] ^= 1 },
+		"an entry before the one before it":             func(b []byte) { binary.LittleEndian.PutUint32(b[recs+10*size+24:], 3) },
+		"ids naming an entry twice": func(b []byte) {
+			ids := len(b) - 4 - 8*int(binary.LittleEndian.Uint32(b[100:]))
+			copy(b[ids+8*5:ids+8*5+4], b[ids+8*4:ids+8*4+4])
+		},
 	} {
 		bad := append([]byte(nil), good...)
 		damage(bad)
-		binary.LittleEndian.PutUint32(bad[len(bad)-4:], crc32.Checksum(bad[:len(bad)-4], castagnoli))
+		binary.LittleEndian.PutUint32(bad[len(bad)-4:], crc32.Checksum(bad[:len(bad)-4], castagnoli()))
 		if _, err := readIndexFile(writeTemp(t, bad)); err == nil {
 			t.Errorf("%s: index accepted", name)
 		}

@@ -99,8 +99,9 @@ func (e *damagedIndexError) Unwrap() error { return e.err }
 
 // confirmCached makes s, just read from the persistent index c, trust of
 // c only what the file confirms or what can be checked without reading
-// it: records lie in file order after the header without overlapping;
-// the sorted ids are exactly the records' hex ids; parent links are
+// it: records lie in file order after the header without overlapping,
+// and the sorted ids are exactly the records' hex ids (both checked when
+// c was read, see recCheck); parent links are
 // computed again from the ids, as indexing computes them, and must be
 // those c recorded (a cycle or a self-parent kept, or a link the ids do
 // not give, is a damaged index); the warnings about ids and links, the
@@ -111,33 +112,26 @@ func (s *Session) confirmCached(c *cached) error {
 	damaged := func(format string, args ...any) error {
 		return &damagedIndexError{fmt.Errorf(format, args...)}
 	}
-	end := c.headerOff + int64(len(c.header))
-	line := int32(0)
-	hex := 0
-	for i := range c.recs {
-		r := &c.recs[i]
-		if r.off <= end || r.line <= line {
-			return damaged("entry %d is not after the one before it", i)
-		}
-		end, line = r.off+int64(r.n), r.line
-		if r.flags&recHexID != 0 {
-			hex++
-		}
-	}
-	if hex != len(c.sorted) {
-		return damaged("its ids are not its entries' ids")
-	}
-	recorded := make([]int32, len(c.recs))
-	for i := range c.recs {
-		recorded[i] = c.recs[i].parent
-	}
+	// Reading c made sure of the records' order and of the sorted ids.
 	s.warnings = slices.DeleteFunc(s.warnings, func(w Warning) bool {
 		return w.Kind == WarnDuplicateID || w.Kind == WarnMissingID || w.Kind == WarnCycle || w.Kind == WarnIndex
 	})
 	s.src.unchecked.Store(c.indexed)
 	s.labels, s.name, s.unreadMeta = nil, "", true
 	ids, dups := idsFrom(c.sorted, c.recs, c.odd)
-	s.indexFrom(0, ids, dups)
+	// Nearly always the links recorded are those the ids give, each to
+	// an entry before: they are kept as they are. Otherwise they are
+	// made again, as indexing makes them, and must come out as recorded.
+	s.ids, s.dupIDs = ids, len(dups) > 0
+	if s.linksKept(c.facts.far) {
+		s.indexFrom(0, ids, dups, &c.facts)
+		return nil
+	}
+	recorded := make([]int32, len(c.recs))
+	for i := range c.recs {
+		recorded[i] = c.recs[i].parent
+	}
+	s.indexFrom(0, ids, dups, nil)
 	for i := range s.recs {
 		if s.recs[i].parent != recorded[i] {
 			return damaged("the parent of entry %d (line %d) is not the one its parentId names", i, s.recs[i].line)

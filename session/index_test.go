@@ -505,3 +505,59 @@ func TestSessionContextMatchesBuildContext(t *testing.T) {
 		}
 	}
 }
+
+// A session whose parent links are odd (a cycle, a child before its
+// parent, a self-parent, an orphan) reads from its persistent index as it
+// reads from the file, without a warning that the index was dropped:
+// links kept from the index as they are and links made again agree.
+func TestIndexOddLinks(t *testing.T) {
+	needIndex(t)
+	custom := func(id, parent string) string {
+		if parent != "" {
+			parent = `"` + parent + `"`
+		} else {
+			parent = "null"
+		}
+		return fmt.Sprintf(`{"type":"custom","id":%q,"parentId":%s,"timestamp":"2025-12-03T14:00:00.000Z","customType":"x"}`+"\n", id, parent)
+	}
+	for _, tc := range []struct{ name, lines string }{
+		{"cycle", custom("cc000001", "cc000002") + custom("cc000002", "cc000001")},
+		{"child before its parent", custom("fa000001", "fa000002") + custom("fa000002", "")},
+		{"self-parent", custom("5e1f0001", "5e1f0001")},
+		{"orphan", custom("0a000001", "0bad0001")},
+		{"none", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, idx := t.TempDir(), t.TempDir()
+			opts := session.ReadOptions{IndexDir: idx}
+			data := sessiongen.Bytes(sessiongen.Options{Entries: 8000, Seed: 5})
+			mid := bytes.IndexByte(data[len(data)/2:], '\n') + len(data)/2 + 1
+			data = append(append(append([]byte{}, data[:mid]...), tc.lines...), data[mid:]...)
+			path := filepath.Join(dir, "s.jsonl")
+			if err := os.WriteFile(path, data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			want, err := session.Parse(path, data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			age(t, path)
+			if _, err := session.LoadWith(path, opts); err != nil {
+				t.Fatal(err)
+			}
+			s, err := session.LoadWith(path, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if session.FromIndex(s) != "trusted" {
+				t.Fatalf("read from index %q", session.FromIndex(s))
+			}
+			sameSession(t, tc.name, s, want)
+			for _, w := range s.Warnings() {
+				if w.Kind == session.WarnIndex {
+					t.Fatalf("index dropped: %s", w.Msg)
+				}
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package session
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"weak"
@@ -78,11 +79,14 @@ func (s *Session) typeOf(i int32) string {
 
 // index adds entries recs[from:] to the id index and the tree, and brings
 // the labels, the name and the leaf up to date.
-func (s *Session) index(from int) { s.indexFrom(from, nil, nil) }
+func (s *Session) index(from int) { s.indexFrom(from, nil, nil, nil) }
 
 // indexFrom is index; from 0 with ids (and their duplicates, see
-// buildIDs) already made, it uses them.
-func (s *Session) indexFrom(from int, ids *idIndex, dups map[int32]int32) {
+// buildIDs) already made, it uses them. With facts, the records are a
+// persistent index's, checked as they were read (recCheck), whose
+// parents are already those they link to (see linksKept): they are not
+// resolved again, nor looked through for the entries to warn of.
+func (s *Session) indexFrom(from int, ids *idIndex, dups map[int32]int32, facts *recFacts) {
 	// The records and the ids change in place below: an index file
 	// being written from them must be done first.
 	s.waitSave()
@@ -94,14 +98,22 @@ func (s *Session) indexFrom(from int, ids *idIndex, dups map[int32]int32) {
 			slices.SortStableFunc(s.warnings, func(a, b Warning) int { return a.Line - b.Line })
 		}
 	}()
-	s.warnOddEntries(from)
+	if facts == nil {
+		for i := from; i < len(s.recs); i++ {
+			s.warnOddEntry(int32(i))
+		}
+	} else {
+		for _, i := range facts.unusual {
+			s.warnOddEntry(i)
+		}
+	}
 	s.indexIDs(from, ids, dups)
 	if s.dupIDs {
 		// Parents resolve to the last entry with their id, wherever it
 		// is in the file, so every link may have changed.
 		from = 0
 	}
-	s.linkParents(from)
+	s.linkParents(from, facts)
 	if len(s.metas) > 0 {
 		s.readMeta() // the earlier ones first
 	}
@@ -115,17 +127,15 @@ func (s *Session) indexFrom(from int, ids *idIndex, dups map[int32]int32) {
 	s.kids = nil
 }
 
-// warnOddEntries warns of the entries from from on that are a second
-// header or have no id.
-func (s *Session) warnOddEntries(from int) {
-	for i := from; i < len(s.recs); i++ {
-		if s.recs[i].typ == typeSession {
-			s.warnings = append(s.warnings, Warning{Kind: WarnSecondHeader, Line: int(s.recs[i].line),
-				Msg: fmt.Sprintf("a second session header (id %s) in the middle of the file, as when two files were joined; read as an entry the model never sees", s.idOf(int32(i)))})
-		}
-		if s.recs[i].flags&recNoID != 0 {
-			s.warnings = append(s.warnings, Warning{Kind: WarnMissingID, Line: int(s.recs[i].line), Msg: "entry has no id"})
-		}
+// warnOddEntry warns of entry i if it is a second header or has no id.
+func (s *Session) warnOddEntry(i int32) {
+	r := &s.recs[i]
+	if r.typ == typeSession {
+		s.warnings = append(s.warnings, Warning{Kind: WarnSecondHeader, Line: int(r.line),
+			Msg: fmt.Sprintf("a second session header (id %s) in the middle of the file, as when two files were joined; read as an entry the model never sees", s.idOf(i))})
+	}
+	if r.flags&recNoID != 0 {
+		s.warnings = append(s.warnings, Warning{Kind: WarnMissingID, Line: int(r.line), Msg: "entry has no id"})
 	}
 }
 
@@ -137,10 +147,9 @@ func (s *Session) indexIDs(from int, ids *idIndex, dups map[int32]int32) {
 			ids, dups = buildIDs(s.recs, s.odd)
 		}
 		s.ids = ids
-		for i := range s.recs {
-			if j, ok := dups[int32(i)]; ok {
-				s.warnDuplicate(int32(i), j)
-			}
+		// In file order, as the entries are.
+		for _, i := range slices.Sorted(maps.Keys(dups)) {
+			s.warnDuplicate(i, dups[i])
 		}
 		return
 	}
@@ -178,13 +187,16 @@ func (s *Session) warnDuplicate(i, j int32) {
 
 // linkParents resolves the parents of entries recs[from:] (and of the
 // orphans an entry added since may adopt), breaks cycles, and brings the
-// list of orphans up to date.
-func (s *Session) linkParents(from int) {
+// list of orphans up to date. With facts (from 0), the parents are
+// resolved already, none after its child (see linksKept), and only the
+// far entries, the others having the entry before as their parent, may
+// be orphans.
+func (s *Session) linkParents(from int, facts *recFacts) {
 	if from == 0 {
 		s.lastPath, s.lastIdx = weak.Pointer[*Entry]{}, nil
 	}
 	forward := false
-	for i := from; i < len(s.recs); i++ {
+	for i := from; i < len(s.recs) && facts == nil; i++ {
 		p := s.resolveParent(int32(i))
 		s.recs[i].parent = p
 		if p > int32(i) {
@@ -209,11 +221,47 @@ func (s *Session) linkParents(from int) {
 	} else if from == 0 {
 		s.orphans = nil
 	}
+	if facts != nil {
+		for _, i := range facts.far {
+			if s.recs[i].parent < 0 && s.isOrphan(i) {
+				s.orphans = append(s.orphans, i)
+			}
+		}
+		return
+	}
 	for i := from; i < len(s.recs); i++ {
-		if s.isOrphan(int32(i)) {
+		if s.recs[i].parent < 0 && s.isOrphan(int32(i)) {
 			s.orphans = append(s.orphans, int32(i))
 		}
 	}
+}
+
+// linksKept reports whether the parent every entry holds is the one
+// resolveParent gives it, and comes before it (so that there is no cycle
+// to break): what the records of a persistent index that describes its
+// file hold. far are the entries that do not record a link to the entry
+// before by its hex id (recFacts.far): when no id repeats, resolveParent
+// gives every other one that link, so only these are looked at. The id
+// index must be made, and dupIDs set.
+func (s *Session) linksKept(far []int32) bool {
+	kept := func(i int32) bool {
+		p := s.resolveParent(i)
+		return p == s.recs[i].parent && p < i
+	}
+	if s.dupIDs {
+		for i := range s.recs {
+			if !kept(int32(i)) {
+				return false
+			}
+		}
+		return true
+	}
+	for _, i := range far {
+		if !kept(i) {
+			return false
+		}
+	}
+	return true
 }
 
 // isOrphan reports whether entry i names a parent that is not in the file.

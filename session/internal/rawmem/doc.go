@@ -1,7 +1,8 @@
 // Package rawmem holds every use of package unsafe and every memory map of
 // the session reading engine: views of memory the caller already holds,
-// read-only maps of a file's pages, and the guard that turns a fault on a
-// map into an error. Nothing here writes through a view.
+// read-only maps of a file's pages, advice on memory about to be filled,
+// and the guard that turns a fault on a map into an error. Nothing here
+// writes through a view.
 //
 // Each function names the invariant that makes it safe, and each is the
 // caller's to keep:
@@ -20,4 +21,7 @@
 //     file that shrinks under its map leaves pages that fault when read:
 //     every read of a view must run inside [Guard], which turns that fault
 //     into [ErrShrank]; a view is not used after the next View or Close.
+//   - [Populate] advises the system on memory the caller owns (give its
+//     pages now, as huge pages where whole ones fit): it changes no byte,
+//     and advises on nothing outside the slice it is given.
 package rawmem

@@ -69,3 +69,19 @@ func TestGuard(t *testing.T) {
 	}()
 	Guard(func() error { panic("other") })
 }
+
+// Populate changes no byte of what it is given, whole huge pages or not,
+// nor of what lies around it.
+func TestPopulate(t *testing.T) {
+	for _, n := range []int{0, 1, 4096, 3<<20 + 5, 9 << 20} {
+		b := make([]byte, n+2<<20)
+		for i := range b {
+			b[i] = byte(i*7 + i>>12)
+		}
+		want := bytes.Clone(b)
+		Populate(b[1<<20+3 : 1<<20+3+n])
+		if !bytes.Equal(b, want) {
+			t.Errorf("Populate of %d bytes changed memory", n)
+		}
+	}
+}
