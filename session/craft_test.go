@@ -141,15 +141,7 @@ func TestCraftedIndex(t *testing.T) {
 			if _, err := LoadWith(path, opts); err != nil {
 				t.Fatal(err)
 			}
-			fi, _ := os.Stat(path)
-			x := newIndexFile(idx, path, fi)
-			if x == nil {
-				t.Skip("no persistent index on this system")
-			}
-			b, err := os.ReadFile(x.path)
-			if err != nil {
-				t.Fatal(err)
-			}
+			x, b := indexBytes(t, idx, path)
 			tc.edit(b)
 			binary.LittleEndian.PutUint32(b[len(b)-4:], crc32.Checksum(b[:len(b)-4], castagnoli()))
 			if err := os.WriteFile(x.path, b, 0o600); err != nil {
@@ -251,15 +243,7 @@ func TestCraftedIndexKeepsCycle(t *testing.T) {
 	if first.recs[0].parent != -1 || first.recs[1].parent != 0 || !hasWarning(first, WarnCycle) {
 		t.Fatalf("the cycle is not broken at entry 0: parents %d, %d", first.recs[0].parent, first.recs[1].parent)
 	}
-	fi, _ := os.Stat(path)
-	x := newIndexFile(idx, path, fi)
-	if x == nil {
-		t.Skip("no persistent index on this system")
-	}
-	b, err := os.ReadFile(x.path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	x, b := indexBytes(t, idx, path)
 	editRec(b, 0, func(r *rec) { r.parent = 1 })
 	binary.LittleEndian.PutUint32(b[len(b)-4:], crc32.Checksum(b[:len(b)-4], castagnoli()))
 	if err := os.WriteFile(x.path, b, 0o600); err != nil {
@@ -275,4 +259,20 @@ func TestCraftedIndexKeepsCycle(t *testing.T) {
 	if v := s.LeafView(); v.Len() > s.Len() {
 		t.Fatalf("a path of %d entries in a session of %d", v.Len(), s.Len())
 	}
+}
+
+// indexBytes returns the persistent index of path kept in idx and its
+// bytes, or skips the test where the system keeps none.
+func indexBytes(t *testing.T, idx, path string) (*indexFile, []byte) {
+	t.Helper()
+	fi, _ := os.Stat(path)
+	x := newIndexFile(idx, path, fi)
+	if x == nil {
+		t.Skip("no persistent index on this system")
+	}
+	b, err := os.ReadFile(x.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return x, b
 }
