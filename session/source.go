@@ -172,11 +172,12 @@ func (s *source) readSpans(spans []span, out [][]byte) error {
 
 // file returns the open file of a file source, opening it again (see
 // reopen) for a closed session; release closes what it opened.
-func (b *backing) file() (f *os.File, release func(), err error) {
+func (b *backing) file() (*os.File, func(), error) {
 	if b.f != nil {
 		return b.f, func() {}, nil
 	}
-	if f, err = b.reopen(); err != nil {
+	f, err := b.reopen()
+	if err != nil {
 		return nil, nil, err
 	}
 	return f, func() { f.Close() }, nil
